@@ -1,0 +1,44 @@
+"""HTCondor's ClassAd language: parse, evaluate, print and match ads and expressions.
+
+The public API is shaped like HTCondor's ``classad2`` module: ``ClassAd``,
+``ExprTree``, ``Value``, ``parseAds``, ``parseOne``, ``parseNext``, ``quote``,
+``unquote``. Evaluation can be given an ``EvalContext`` (clock, strictness,
+map files), so nothing here reads the wall clock on its own.
+"""
+
+from htcpool.classad.classad import ClassAd
+from htcpool.classad.context import EvalContext, fixed_clock
+from htcpool.classad.errors import ClassAdError, ClassAdEvaluationError, ClassAdParseError
+from htcpool.classad.expr import ExprTree
+from htcpool.classad.forms import ParserType, quote, unquote
+from htcpool.classad.forms import parse_ads as parseAds
+from htcpool.classad.forms import parse_one as parseOne
+from htcpool.classad.values import AbsTime, ListValue, RelTime, Value
+
+
+def parseNext(text: str, parser: ParserType = ParserType.Auto) -> ClassAd | None:  # noqa: N802
+    """The first ad in ``text``, or None when there is none."""
+    for ad in parseAds(text, parser):
+        return ad
+    return None
+
+
+__all__ = [
+    "AbsTime",
+    "ClassAd",
+    "ClassAdError",
+    "ClassAdEvaluationError",
+    "ClassAdParseError",
+    "EvalContext",
+    "ExprTree",
+    "ListValue",
+    "ParserType",
+    "RelTime",
+    "Value",
+    "fixed_clock",
+    "parseAds",
+    "parseNext",
+    "parseOne",
+    "quote",
+    "unquote",
+]

@@ -1,0 +1,1 @@
+"""Built-in ClassAd functions: env (being written)."""

@@ -1,0 +1,1 @@
+"""Built-in ClassAd functions: mathfns (being written)."""

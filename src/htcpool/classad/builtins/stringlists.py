@@ -1,0 +1,1 @@
+"""Built-in ClassAd functions: stringlists (being written)."""

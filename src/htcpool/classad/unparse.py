@@ -1,0 +1,317 @@
+"""Text forms of expressions, values and ads, character for character as HTCondor prints them.
+
+Three printers share one walker:
+
+* ``unparse``: the canonical new-syntax form (HTCondor's ``ClassAdUnParser``;
+  what ``repr()`` of an expression shows): binary operators spaced, unary
+  operators written `` -x``, lists ``{ a,b }``, ads ``[ a = 1; b = 2 ]``,
+  ``=?=``/``=!=`` written ``is``/``isnt``, reals as ``%1.15E``.
+* ``pretty``: HTCondor's ``PrettyPrint`` (what ``str()`` shows): like
+  ``unparse`` but lists and ads are broken over indented lines.
+* ``unparse_old``: the old-ClassAd form used for ``Attr = expr`` lines:
+  ``=?=``/``=!=`` kept, reals as ``%.16G``, strings with only ``"`` escaped.
+
+Attributes of an ad are printed in HTCondor's order: by name length, then by
+name ignoring case.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime, timedelta, timezone
+from typing import TYPE_CHECKING, Any
+
+from htcpool.classad.nodes import (
+    AdExpr,
+    AttrRef,
+    BinaryOp,
+    FnCall,
+    ListExpr,
+    Literal,
+    Node,
+    Paren,
+    Subscript,
+    Ternary,
+    UnaryOp,
+)
+from htcpool.classad.parser import is_identifier
+from htcpool.classad.values import ERROR, UNDEFINED, AbsTime, ListValue, RelTime
+
+if TYPE_CHECKING:
+    from htcpool.classad.classad import ClassAd
+
+_NEW_OPS = {"=?=": " is ", "=!=": " isnt "}
+_ESCAPES = {
+    "\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t",
+    "\v": "\\v", "\\": "\\\\",
+}  # fmt: skip
+
+
+def ad_order(names: dict[str, str]) -> list[str]:
+    """Keys of an ad in the order HTCondor prints them."""
+    return sorted(names, key=lambda k: (len(k), k))
+
+
+def format_real(x: float, old: bool = False) -> str:
+    if x == 0.0:
+        return "-0.0" if math.copysign(1.0, x) < 0 else "0.0"
+    if math.isnan(x):
+        return 'real("NaN")'
+    if math.isinf(x):
+        return 'real("INF")' if x > 0 else 'real("-INF")'
+    if old:
+        text = "%.16G" % x
+        if not any(c in text for c in ".Ee"):
+            text += ".0"
+        return text
+    return "%1.15E" % x
+
+
+def quote_string(s: str, delim: str = '"') -> str:
+    """A string literal in new syntax (``delim`` is ``'`` for quoted names)."""
+    out = [delim]
+    for c in s:
+        if c == delim:
+            out.append("\\" + c)
+        elif c in _ESCAPES:
+            out.append(_ESCAPES[c])
+        elif c < " " or c == "\x7f":
+            out.append("\\%03o" % ord(c))
+        else:
+            out.append(c)
+    out.append(delim)
+    return "".join(out)
+
+
+def quote_old_string(s: str) -> str:
+    return '"' + s.replace('"', '\\"') + '"'
+
+
+def format_name(name: str) -> str:
+    if is_identifier(name):
+        return name
+    return quote_string(name, "'")
+
+
+def format_abstime(t: AbsTime) -> str:
+    moment = datetime(1970, 1, 1, tzinfo=timezone.utc) + timedelta(seconds=t.secs + t.offset)
+    sign = "+" if t.offset > 0 else "-"
+    z = abs(t.offset)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S") + "%c%02d:%02d" % (sign, z // 3600, (z // 60) % 60)
+
+
+def _g(x: float) -> str:
+    return "%02g" % x
+
+
+def format_reltime(secs: float) -> str:
+    out = ""
+    if secs < 0:
+        out = "-"
+        secs = -secs
+    frac = secs - math.floor(secs)
+    whole = int(secs)
+    days, rem = divmod(whole, 86400)
+    hrs, rem = divmod(rem, 3600)
+    mins, s = divmod(rem, 60)
+    sec: Any = s if frac == 0 else s + frac
+    sec_text = "%02d" % sec if frac == 0 else _g(sec)
+    if days:
+        return out + "%d+%02d:%02d:%s" % (days, hrs, mins, sec_text)
+    if hrs:
+        return out + "%02d:%02d:%s" % (hrs, mins, sec_text)
+    if mins:
+        return out + "%02d:%s" % (mins, sec_text)
+    return out + sec_text
+
+
+class _Printer:
+    """Walks a tree once; ``old`` selects the old-ClassAd spellings, ``indent`` the pretty layout."""
+
+    __slots__ = ("old", "pretty", "level", "out")
+
+    def __init__(self, old: bool = False, pretty: bool = False) -> None:
+        self.old = old
+        self.pretty = pretty
+        self.level = 0
+        self.out: list[str] = []
+
+    def value(self, v: Any) -> None:
+        out = self.out
+        t = type(v)
+        if t is bool:
+            out.append("true" if v else "false")
+        elif t is int:
+            out.append(str(v))
+        elif t is float:
+            out.append(format_real(v, self.old))
+        elif t is str:
+            out.append(quote_old_string(v) if self.old else quote_string(v))
+        elif v is UNDEFINED:
+            out.append("undefined")
+        elif v is ERROR:
+            out.append("error")
+        elif t is AbsTime:
+            out.append('absTime("' + format_abstime(v) + '")')
+        elif t is RelTime:
+            out.append('relTime("' + format_reltime(v.secs) + '")')
+        elif t is ListValue:
+            self.items(v.items)
+        else:
+            self.attrs(v._names, v._exprs)
+
+    def node(self, n: Node) -> None:
+        # Iterative for the long left spines that chains like a && b && c && ... produce.
+        out = self.out
+        t = type(n)
+        if t is Literal:
+            self.value(n.value)  # type: ignore[attr-defined]
+        elif t is BinaryOp:
+            assert isinstance(n, BinaryOp)
+            pending: list[BinaryOp] = []
+            cur: Node = n
+            while type(cur) is BinaryOp:
+                assert isinstance(cur, BinaryOp)
+                pending.append(cur)
+                cur = cur.left
+            self.node(cur)
+            for b in reversed(pending):
+                op = b.op
+                if self.old:
+                    out.append(" " + op + " ")
+                else:
+                    out.append(_NEW_OPS.get(op) or " " + op + " ")
+                self.node(b.right)
+        elif t is AttrRef:
+            assert isinstance(n, AttrRef)
+            if n.base is not None:
+                self.node(n.base)
+                out.append("." + n.name)
+            else:
+                if n.absolute:
+                    out.append(".")
+                out.append(format_name(n.name))
+        elif t is UnaryOp:
+            assert isinstance(n, UnaryOp)
+            out.append(" " + n.op)
+            self.node(n.operand)
+        elif t is Paren:
+            assert isinstance(n, Paren)
+            out.append("(")
+            self.node(n.expr)
+            out.append(")")
+        elif t is Ternary:
+            assert isinstance(n, Ternary)
+            self.node(n.cond)
+            if n.then is not None:
+                out.append(" ? ")
+                self.node(n.then)
+                out.append(" : ")
+            else:
+                out.append(" ?: ")
+            self.node(n.orelse)
+        elif t is Subscript:
+            assert isinstance(n, Subscript)
+            self.node(n.base)
+            out.append("[")
+            self.node(n.index)
+            out.append("]")
+        elif t is FnCall:
+            assert isinstance(n, FnCall)
+            out.append(n.name + "(")
+            for i, a in enumerate(n.args):
+                if i:
+                    out.append(",")
+                self.node(a)
+            out.append(")")
+        elif t is ListExpr:
+            assert isinstance(n, ListExpr)
+            self.items(n.items)
+        elif t is AdExpr:
+            assert isinstance(n, AdExpr)
+            self.attrs(n.names, n.exprs)
+        else:  # an ad used as an expression
+            self.attrs(n._names, n._exprs)  # type: ignore[attr-defined]
+
+    def items(self, items: tuple[Node, ...]) -> None:
+        out = self.out
+        if not self.pretty:
+            out.append("{ ")
+            for i, item in enumerate(items):
+                if i:
+                    out.append(",")
+                self.node(item)
+            out.append(" }")
+            return
+        self.level += 3
+        out.append("\n" + " " * self.level + "{")
+        self.level += 3
+        for i, item in enumerate(items):
+            out.append("\n" + " " * self.level)
+            self.node(item)
+            if i + 1 < len(items):
+                out.append(",")
+        self.level -= 3
+        out.append("\n" + " " * self.level + "}")
+        self.level -= 3
+
+    def attrs(self, names: dict[str, str], exprs: dict[str, Node]) -> None:
+        out = self.out
+        keys = ad_order(names)
+        if not self.pretty:
+            out.append("[ ")
+            for i, k in enumerate(keys):
+                if i:
+                    out.append("; ")
+                out.append(format_name(names[k]) + " = ")
+                self.node(exprs[k])
+            out.append(" ]")
+            return
+        self.level += 4
+        out.append("\n" + " " * self.level + "[")
+        self.level += 4
+        for i, k in enumerate(keys):
+            out.append("\n" + " " * self.level + format_name(names[k]) + " = ")
+            self.node(exprs[k])
+            if i + 1 < len(keys):
+                out.append("; ")
+        self.level -= 4
+        out.append("\n" + " " * self.level + "]")
+        self.level -= 4
+
+
+def unparse(x: Node | Any) -> str:
+    """The canonical new-syntax text of an expression or a value."""
+    p = _Printer()
+    if isinstance(x, Node):
+        p.node(x)
+    else:
+        p.value(x)
+    return "".join(p.out)
+
+
+def pretty(x: Node | Any) -> str:
+    """HTCondor's pretty-printed text of an expression or value (``str()`` of an ExprTree)."""
+    p = _Printer(pretty=True)
+    if isinstance(x, Node):
+        p.node(x)
+    else:
+        p.value(x)
+    return "".join(p.out)
+
+
+def unparse_old(x: Node | Any) -> str:
+    """The old-ClassAd text of an expression (the right-hand side of ``Attr = expr``)."""
+    p = _Printer(old=True)
+    if isinstance(x, Node):
+        p.node(x)
+    else:
+        p.value(x)
+    return "".join(p.out)
+
+
+def print_old(ad: ClassAd) -> str:
+    """An ad in the old form: one ``Name = expr`` line per attribute."""
+    return "".join(
+        f"{ad._names[k]} = {unparse_old(ad._exprs[k])}\n" for k in ad_order(ad._names)
+    )

@@ -1,0 +1,39 @@
+"""The ``htcpool`` command: one entry point, a subcommand per tool.
+
+Subcommands are looked up in a table of name → ``module:function``; each
+function takes the remaining arguments and returns the exit status, so every
+tool parses its own options (HTCondor tools use single-dash long options,
+which argparse handles) and the top level stays thin.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+COMMANDS: dict[str, tuple[str, str]] = {
+    "demo": ("htcpool.cli.demo", "Show a job ad matched against three machine ads"),
+    "classad": ("htcpool.cli.classad_tool", "Evaluate ClassAd expressions and match ads"),
+    "config_val": ("htcpool.cli.config_val", "Query the configuration (condor_config_val)"),
+}
+
+
+def _usage() -> str:
+    lines = ["usage: htcpool COMMAND [ARGS...]", "", "commands:"]
+    lines += [f"  {name:<12} {help_text}" for name, (_, help_text) in COMMANDS.items()]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if not args or args[0] in ("-h", "-help", "--help"):
+        print(_usage())
+        return 0 if args else 2
+    name, rest = args[0], args[1:]
+    entry = COMMANDS.get(name)
+    if entry is None:
+        print(f"htcpool: unknown command {name!r}\n\n{_usage()}", file=sys.stderr)
+        return 2
+    module = importlib.import_module(entry[0])
+    status: int = module.main(rest)
+    return status

@@ -1,0 +1,72 @@
+#!/usr/bin/env python3
+"""Set up and run htcpool with nothing but Python and pip.
+
+    python3 tasks.py run     install into .venv (once) and run the main job
+    python3 tasks.py test    install into .venv (once) and run lint, type checks and tests
+    python3 tasks.py bench   install into .venv (once) and run the benchmarks
+
+The virtual environment lives in .venv beside this file and is reused; it is
+rebuilt when pyproject.toml changes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+VENV = ROOT / ".venv"
+STAMP = VENV / ".htcpool-installed"
+
+
+def _python() -> Path:
+    return VENV / ("Scripts" if os.name == "nt" else "bin") / "python"
+
+
+def ensure_venv(extras: str) -> Path:
+    wanted = hashlib.sha256((ROOT / "pyproject.toml").read_bytes() + extras.encode()).hexdigest()
+    if STAMP.exists() and STAMP.read_text() == wanted and _python().exists():
+        return _python()
+    if not _python().exists():
+        venv.EnvBuilder(with_pip=True).create(VENV)
+    py = str(_python())
+    subprocess.run([py, "-m", "pip", "install", "-q", "--upgrade", "pip"], check=True)
+    target = f"{ROOT}[{extras}]" if extras else str(ROOT)
+    subprocess.run([py, "-m", "pip", "install", "-q", "-e", target], check=True)
+    STAMP.write_text(wanted)
+    return _python()
+
+
+def run(cmd: list[str]) -> int:
+    print("+", " ".join(cmd), flush=True)
+    return subprocess.run(cmd, cwd=ROOT).returncode
+
+
+def main(argv: list[str]) -> int:
+    what = argv[0] if argv else "run"
+    rest = argv[1:]
+    if what == "run":
+        py = ensure_venv("test")
+        return run([str(py), "-m", "htcpool", "demo", *rest])
+    if what == "test":
+        py = ensure_venv("test")
+        for step in (
+            [str(py), "-m", "ruff", "check", "src", "tests", "benchmarks", "tasks.py"],
+            [str(py), "-m", "mypy"],
+        ):
+            if run(step) != 0:
+                return 1
+        return run([str(py), "-m", "pytest", "-n", "2", *rest])
+    if what == "bench":
+        py = ensure_venv("test")
+        return run([str(py), "-m", "benchmarks", *rest])
+    print(__doc__)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
