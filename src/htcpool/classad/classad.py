@@ -218,11 +218,15 @@ class ClassAd(Node, MutableMapping[str, Any]):
 
         return internal_refs(self, expr._node)
 
-    def flatten(self, expr: ExprTree, context: EvalContext | None = None) -> ExprTree:
+    def flatten(self, expr: ExprTree, context: EvalContext | None = None) -> Any:
+        """Partially evaluate ``expr`` here: a Python value when it reduces fully, else an ExprTree."""
         from htcpool.classad.expr import ExprTree
         from htcpool.classad.flatten import flatten
 
-        return ExprTree._wrap(flatten(self, expr._node, context or DEFAULT_CONTEXT))
+        node = flatten(self, expr._node, context or DEFAULT_CONTEXT)
+        if isinstance(node, Literal):
+            return to_python(node.value)
+        return ExprTree._wrap(node)
 
     def __repr__(self) -> str:
         from htcpool.classad.unparse import unparse
