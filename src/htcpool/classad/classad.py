@@ -14,7 +14,7 @@ match, for HTCondor's old-ClassAd fallback).
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, MutableMapping
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from htcpool.classad.context import DEFAULT_CONTEXT, EvalContext
@@ -27,7 +27,6 @@ from htcpool.classad.nodes import (
     ListExpr,
     Literal,
     Node,
-    eval_in,
 )
 from htcpool.classad.values import ERROR, UNDEFINED, AbsTime, ListValue, RelTime, Value
 
@@ -178,14 +177,16 @@ class ClassAd(Node, MutableMapping[str, Any]):
         return self._evaluate_node(node, target, context)
 
     def _evaluate_node(self, node: Node, target: ClassAd | None, context: EvalContext | None = None) -> Any:
-        from htcpool.classad.match import evaluate_in_match
-
+        """Evaluate ``node`` with this ad as MY (and ``target`` as TARGET, through a match)."""
         ctx = context or DEFAULT_CONTEXT
         if target is not None and target is not self:
+            from htcpool.classad.match import evaluate_in_match
+
             return evaluate_in_match(node, self, target, ctx)
         s = EvalState(self, ctx)
+        fn = node._fn or node.compiled()
         try:
-            return eval_in(s, node, self)
+            return fn(s)
         except EvalFailure as e:
             raise ClassAdEvaluationError(f"failed to evaluate expression: {e}") from None
 
@@ -258,7 +259,7 @@ def to_node(value: Any) -> Node:
         if value.tzinfo is None:
             secs = int(value.timestamp())
         else:
-            secs = int(value.astimezone(timezone.utc).timestamp())
+            secs = int(value.astimezone(UTC).timestamp())
         return Literal(AbsTime(secs, 0))
     t = type(value)
     if t in (bool, int, float, str, AbsTime, RelTime):
@@ -287,7 +288,7 @@ def to_python(v: Any) -> Any:
     if t in (bool, int, float, str) or isinstance(v, Value):
         return v
     if t is AbsTime:
-        return datetime.fromtimestamp(v.secs, tz=timezone.utc)
+        return datetime.fromtimestamp(v.secs, tz=UTC)
     if t is RelTime:
         return float(v.secs)
     if t is ListValue:

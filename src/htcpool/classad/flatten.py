@@ -37,7 +37,7 @@ _NOT_REDUCED = object()
 
 
 def _value(node: Node) -> Any:
-    return node.value if type(node) is Literal else _NOT_REDUCED  # type: ignore[attr-defined]
+    return node.value if type(node) is Literal else _NOT_REDUCED
 
 
 def _lookup(ad: ClassAd, key: str) -> tuple[Node | None, ClassAd | None]:

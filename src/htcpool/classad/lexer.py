@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import enum
 import re
-from dataclasses import dataclass
+from typing import Final
 
 from htcpool.classad.errors import ClassAdParseError
 from htcpool.classad.values import INT64_MAX, INT64_MIN
@@ -29,58 +29,25 @@ class Kind(enum.Enum):
     END = "end of input"
 
 
-@dataclass(frozen=True, slots=True)
-class Token:
-    kind: Kind
-    text: str  # operator text, or the name / keyword as written
-    value: object  # decoded literal value, or the name
-    pos: int
-    spaced: bool  # whitespace or a comment came right before
-    quoted: bool = False  # a 'quoted' name
+# A token is a plain tuple (cheap to make): (kind, text, value, pos, spaced, quoted), where
+# ``text`` is the operator or name as written, ``value`` the decoded literal or name, ``pos``
+# its offset, ``spaced`` whether whitespace or a comment came right before it, and
+# ``quoted`` whether it is a 'quoted' name.
+Token = tuple[Kind, str, object, int, bool, bool]
+KIND: Final = 0
+TEXT: Final = 1
+VALUE: Final = 2
+POS: Final = 3
+SPACED: Final = 4
+QUOTED: Final = 5
 
 
 KEYWORDS = {"true", "false", "undefined", "error", "is", "isnt"}
-
-_OPERATORS = sorted(
-    [
-        ">>>", "=?=", "=!=", "<<", ">>", "<=", ">=", "==", "!=", "&&", "||",
-        "<", ">", "+", "-", "*", "/", "%", "!", "~", "&", "|", "^", "?", ":",
-        "(", ")", "[", "]", "{", "}", ",", ";", ".", "=",
-    ],
-    key=len,
-    reverse=True,
-)  # fmt: skip
-
-_NUMBER = re.compile(r"(?:\d+(?:\.\d+)?|\.\d+)(?:[eE][+-]?\d+)?")
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_SPACE = re.compile(r"\s+")
 
 _ESCAPES = {
     "n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "f": "\f", "v": "\v",
     "\\": "\\", '"': '"', "'": "'", "?": "?",
 }  # fmt: skip
-
-
-def _skip(text: str, pos: int) -> int:
-    """Skip whitespace and comments; raise on an unterminated ``/*``."""
-    n = len(text)
-    while pos < n:
-        c = text[pos]
-        if c.isspace():
-            m = _SPACE.match(text, pos)
-            assert m is not None
-            pos = m.end()
-        elif text.startswith("//", pos):
-            end = text.find("\n", pos)
-            pos = n if end < 0 else end + 1
-        elif text.startswith("/*", pos):
-            end = text.find("*/", pos + 2)
-            if end < 0:
-                raise ClassAdParseError("unterminated comment", text, pos)
-            pos = end + 2
-        else:
-            break
-    return pos
 
 
 def read_quoted(text: str, pos: int, quote: str) -> tuple[str, int]:
@@ -123,69 +90,104 @@ def _number(text: str, pos: int, lexeme: str) -> Token:
             value: object = float(lexeme)
         except ValueError:  # pragma: no cover - the pattern guarantees a float
             raise ClassAdParseError("malformed real literal", text, pos) from None
-        return Token(Kind.REAL, lexeme, value, pos, False)
+        return (Kind.REAL, lexeme, value, pos, False, False)
     if len(lexeme) > 1 and lexeme[0] == "0":
         raise ClassAdParseError("integer literals may not have leading zeros", text, pos)
     # The value may be one past INT64_MAX: only its negation is in range.
-    return Token(Kind.INTEGER, lexeme, int(lexeme), pos, False)
+    return (Kind.INTEGER, lexeme, int(lexeme), pos, False, False)
+
+
+_TOKEN = re.compile(
+    r"""
+    (?P<space>(?:\s+|//[^\n]*|/\*.*?\*/)+)
+    |(?P<number>(?:\d+(?:\.\d+)?|\.\d+)(?:[eE][+-]?\d+)?)
+    |(?P<name>[A-Za-z_][A-Za-z0-9_]*)
+    |(?P<string>"(?:[^"\\]|\\.)*")
+    |(?P<qname>'(?:[^'\\]|\\.)*')
+    |(?P<op>>>>|=\?=|=!=|<<|>>|<=|>=|==|!=|&&|\|\||[-<>+*/%!~&|^?:()\[\]{},;.=])
+    """,
+    re.S | re.X,
+)
+_NUMBER_TAIL = re.compile(r"[A-Za-z0-9_.]")
 
 
 def tokenize(text: str) -> list[Token]:
+    """Split ``text`` into tokens.
+
+    The scanning runs in C (one compiled pattern); the loop only classifies each match.
+    A match that does not start where the previous one ended means a character no token
+    can start with, which ``_fail`` reports.
+    """
     tokens: list[Token] = []
-    n = len(text)
+    append = tokens.append
     pos = 0
-    while True:
-        start = pos
-        pos = _skip(text, pos)
-        spaced = pos > start
-        if pos >= n:
-            tokens.append(Token(Kind.END, "", None, pos, spaced))
-            return tokens
-        c = text[pos]
-        if c.isdigit() or (c == "." and pos + 1 < n and text[pos + 1].isdigit()):
-            m = _NUMBER.match(text, pos)
-            assert m is not None
-            lexeme = m.group()
-            end = m.end()
-            if end < n and (text[end].isalnum() or text[end] == "_" or text[end] == "."):
-                raise ClassAdParseError(f"malformed number {text[pos:end + 1]!r}", text, pos)
-            tok = _number(text, pos, lexeme)
-            tokens.append(Token(tok.kind, tok.text, tok.value, pos, spaced))
-            pos = end
+    spaced = False
+    keywords = KEYWORDS
+    op_kind, name_kind, keyword_kind = Kind.OP, Kind.NAME, Kind.KEYWORD
+    for m in _TOKEN.finditer(text):
+        start = m.start()
+        if start != pos:
+            _fail(text, pos)
+        pos = m.end()
+        kind = m.lastgroup
+        if kind == "space":
+            spaced = True
             continue
-        if c.isalpha() or c == "_":
-            m = _NAME.match(text, pos)
-            assert m is not None
-            word = m.group()
-            low = word.lower()
-            kind = Kind.KEYWORD if low in KEYWORDS else Kind.NAME
-            tokens.append(Token(kind, word, word, pos, spaced))
-            pos = m.end()
-            continue
-        if c == '"':
-            value, end = read_quoted(text, pos, '"')
-            tokens.append(Token(Kind.STRING, text[pos:end], value, pos, spaced))
-            pos = end
-            continue
-        if c == "'":
-            value, end = read_quoted(text, pos, "'")
-            tokens.append(Token(Kind.NAME, value, value, pos, spaced, quoted=True))
-            pos = end
-            continue
-        for op in _OPERATORS:
-            if text.startswith(op, pos):
-                tokens.append(Token(Kind.OP, op, op, pos, spaced))
-                pos += len(op)
-                break
-        else:
-            raise ClassAdParseError(f"unexpected character {c!r}", text, pos)
+        lexeme = m.group()
+        if kind == "op":
+            if lexeme == "/" and text.startswith("/*", start):
+                raise ClassAdParseError("unterminated comment", text, start)
+            append((op_kind, lexeme, lexeme, start, spaced, False))
+        elif kind == "name":
+            append((keyword_kind if lexeme.lower() in keywords else name_kind, lexeme, lexeme, start, spaced, False))
+        elif kind == "number":
+            if pos < len(text) and _NUMBER_TAIL.match(text, pos):
+                raise ClassAdParseError(f"malformed number {text[start:pos + 1]!r}", text, start)
+            k, _, value, _, _, _ = _number(text, start, lexeme)
+            append((k, lexeme, value, start, spaced, False))
+        elif kind == "string":
+            value = lexeme[1:-1] if "\\" not in lexeme else read_quoted(text, start, '"')[0]
+            append((Kind.STRING, lexeme, value, start, spaced, False))
+        else:  # a 'quoted' name
+            value = lexeme[1:-1] if "\\" not in lexeme else read_quoted(text, start, "'")[0]
+            append((name_kind, value, value, start, spaced, True))
+        spaced = False
+    if pos != len(text):
+        _fail(text, pos)
+    append((Kind.END, "", None, pos, spaced, False))
+    return tokens
+
+
+def _fail(text: str, pos: int) -> None:
+    """Raise the error for the first character of ``text`` that starts no token.
+
+    ``pos`` is only where the mismatch was noticed; the scan starts over from the beginning.
+    """
+    match = _TOKEN.match
+    pos = 0
+    while pos < len(text):
+        m = match(text, pos)
+        if m is None:
+            _fail_at(text, pos)
+            return
+        pos = m.end()
+    raise ClassAdParseError("unexpected end of input", text, pos)  # pragma: no cover
+
+
+def _fail_at(text: str, pos: int) -> None:
+    c = text[pos]
+    if text.startswith("/*", pos):
+        raise ClassAdParseError("unterminated comment", text, pos)
+    if c == '"' or c == "'":
+        read_quoted(text, pos, c)  # raises with the precise reason
+    raise ClassAdParseError(f"unexpected character {c!r}", text, pos)
 
 
 def negate_literal(tok: Token) -> object:
     """The value of ``-<literal>`` folded into one literal."""
-    if tok.kind is Kind.INTEGER:
-        v = -int(tok.text)
+    if tok[KIND] is Kind.INTEGER:
+        v = -int(tok[TEXT])
         if v < INT64_MIN or v > INT64_MAX:
             return 0
         return v
-    return -float(tok.text)
+    return -float(tok[TEXT])

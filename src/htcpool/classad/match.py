@@ -21,27 +21,25 @@ from htcpool.classad.nodes import EvalFailure, EvalState, Node, eval_in
 from htcpool.classad.operators import bool_equiv
 from htcpool.classad.parser import parse_expression, parse_new_ad
 
-
-def _context_ad(this: str, other: str) -> ClassAd:
-    node = parse_new_ad(f"[other=.{other};target=.{other};my=.{this};ad=.{this}]")
-    return ClassAd._from_tables(dict(node.exprs), dict(node.names))
+_TOP = parse_new_ad(
+    "[symmetricMatch = RIGHT.requirements && LEFT.requirements;"
+    "leftMatchesRight = RIGHT.requirements;"
+    "rightMatchesLeft = LEFT.requirements;"
+    "leftRankValue = LEFT.rank;"
+    "rightRankValue = RIGHT.rank]"
+)
+_LEFT_CTX = parse_new_ad("[other=.RIGHT;target=.RIGHT;my=.LEFT;ad=.LEFT]")
+_RIGHT_CTX = parse_new_ad("[other=.LEFT;target=.LEFT;my=.RIGHT;ad=.RIGHT]")
 
 
 def _match_ad() -> tuple[ClassAd, ClassAd, ClassAd]:
-    top_node = parse_new_ad(
-        "[symmetricMatch = RIGHT.requirements && LEFT.requirements;"
-        "leftMatchesRight = RIGHT.requirements;"
-        "rightMatchesLeft = LEFT.requirements;"
-        "leftRankValue = LEFT.rank;"
-        "rightRankValue = RIGHT.rank]"
-    )
-    top = ClassAd._from_tables(dict(top_node.exprs), dict(top_node.names))
-    left_ctx = _context_ad("LEFT", "RIGHT")
-    right_ctx = _context_ad("RIGHT", "LEFT")
-    top.insert_node("lCtx", left_ctx)
-    top.insert_node("rCtx", right_ctx)
-    left_ctx._parent = top
-    right_ctx._parent = top
+    top = ClassAd._from_tables(dict(_TOP.exprs), dict(_TOP.names))
+    left_ctx = ClassAd._view(_LEFT_CTX, top)
+    right_ctx = ClassAd._view(_RIGHT_CTX, top)
+    top._exprs["lctx"] = left_ctx
+    top._names["lctx"] = "lCtx"
+    top._exprs["rctx"] = right_ctx
+    top._names["rctx"] = "rCtx"
     return top, left_ctx, right_ctx
 
 
@@ -49,8 +47,10 @@ def evaluate_in_match(node: Node, my: ClassAd, target: ClassAd, ctx: EvalContext
     """Evaluate ``node`` with ``my`` as the left ad and ``target`` as the right ad."""
     top, left_ctx, right_ctx = _match_ad()
     saved = (my._parent, target._parent, my._alternate, target._alternate)
-    top.insert_node("LEFT", my)
-    top.insert_node("RIGHT", target)
+    top._exprs["left"] = my
+    top._names["left"] = "LEFT"
+    top._exprs["right"] = target
+    top._names["right"] = "RIGHT"
     my._parent = left_ctx
     target._parent = right_ctx
     if not ctx.strict:
@@ -58,6 +58,8 @@ def evaluate_in_match(node: Node, my: ClassAd, target: ClassAd, ctx: EvalContext
         target._alternate = my
     try:
         s = EvalState(my, ctx)
+        s.left = my
+        s.right = target
         return eval_in(s, node, my)
     except EvalFailure as e:
         raise ClassAdEvaluationError(f"failed to evaluate expression: {e}") from None

@@ -46,13 +46,17 @@ class EvalFailure(Exception):
 class EvalState:
     """The mutable state of one evaluation."""
 
-    __slots__ = ("cur", "root", "depth", "ctx")
+    __slots__ = ("cur", "root", "depth", "ctx", "left", "right")
 
     def __init__(self, cur: ClassAd | None, ctx: EvalContext) -> None:
         self.cur = cur
         self.root = root_of(cur)
         self.depth = MAX_ATTRIBUTE_DEPTH
         self.ctx = ctx
+        # The two ads of a match, when evaluating inside one (see match.py); they let
+        # TARGET.x skip the walk through the match's context ads.
+        self.left: ClassAd | None = None
+        self.right: ClassAd | None = None
 
 
 def root_of(ad: ClassAd | None) -> ClassAd | None:
@@ -151,6 +155,9 @@ class AttrRef(Node):
         key = self.key
         if self.base is not None:
             base = self.base.compiled()
+            b = self.base
+            if type(b) is AttrRef and b.base is None and not b.absolute and b.key in ("target", "my"):
+                return _scoped_fast(b.key, base, key)
 
             def scoped(s: EvalState) -> Any:
                 return select(s, base(s), key)
@@ -172,10 +179,42 @@ class AttrRef(Node):
                 return UNDEFINED
             node = cur._exprs.get(key)
             if node is not None:
+                if type(node) is Literal:
+                    return node.value
                 return eval_in(s, node, cur)
             return lookup(s, cur, key, True)
 
         return unscoped
+
+
+def _scoped_fast(scope: str, base: Fn, key: str) -> Fn:
+    """``TARGET.key`` / ``MY.key`` without walking the match's context ads.
+
+    Inside a match the current ad is one of the pair, its parent is its context ad, and
+    the context's ``target`` leads to the other ad of the pair; ``MY`` is the current ad
+    itself. The shortcut applies only while the current ad is one of the pair and does not
+    define the scope name itself; everything else takes the general path.
+    """
+
+    def fast(s: EvalState) -> Any:
+        cur = s.cur
+        left = s.left
+        if left is not None and scope not in cur._exprs:  # type: ignore[union-attr]
+            if scope == "my" and not s.ctx.strict:
+                ad = cur
+            elif cur is left:
+                ad = s.right if scope == "target" else left
+            elif cur is s.right:
+                ad = left if scope == "target" else cur
+            else:
+                return select(s, base(s), key)
+            node = ad._exprs.get(key)  # type: ignore[union-attr]
+            if node is not None:
+                return eval_in(s, node, ad)  # type: ignore[arg-type]
+            return lookup(s, ad, key, False)  # type: ignore[arg-type]
+        return select(s, base(s), key)
+
+    return fast
 
 
 class UnaryOp(Node):
@@ -269,6 +308,9 @@ class BinaryOp(Node):
 
             return comparison
         f = ops.BINARY_OPS[op]
+        if type(self.left) is Literal and type(self.right) is Literal:
+            folded = f(self.left.value, self.right.value)
+            return lambda s: folded
         return lambda s: f(a(s), b(s))
 
 
@@ -456,6 +498,8 @@ _SPECIAL_OLD = {**_SPECIAL_ALWAYS, "my": "self", "currenttime": "time"}
 
 def eval_in(s: EvalState, node: Node, ad: ClassAd) -> Any:
     """Evaluate ``node`` with ``ad`` as the current ad, charging one unit of depth."""
+    if type(node) is Literal:
+        return node.value
     if s.depth <= 0:
         raise EvalFailure("attribute references nested too deeply")
     saved = s.cur

@@ -22,6 +22,7 @@ second is needed; see ``nodes.py``). The rules follow HTCondor's library:
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Callable
 from typing import Any
 
@@ -48,7 +49,7 @@ def bool_equiv(v: Any) -> bool | None:
     """The truth of a value as ``&&``, ``||``, ``?:`` and ``ifThenElse`` see it, or None."""
     t = type(v)
     if t is bool:
-        return v  # type: ignore[no-any-return]
+        return v
     if t is int:
         return v != 0
     if t is float:
@@ -208,12 +209,12 @@ def bitwise_not(a: Any) -> Any:
 # ---------------------------------------------------------------- comparison
 
 _CMP: dict[str, Callable[[Any, Any], bool]] = {
-    "<": lambda x, y: x < y,
-    "<=": lambda x, y: x <= y,
-    ">": lambda x, y: x > y,
-    ">=": lambda x, y: x >= y,
-    "==": lambda x, y: x == y,
-    "!=": lambda x, y: x != y,
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
+    "==": operator.eq,
+    "!=": operator.ne,
 }
 
 
@@ -263,9 +264,9 @@ def identical(a: Any, b: Any) -> Any:
     if ta is str or ta is int or ta is bool or ta is float:
         return a == b
     if ta is AbsTime:
-        return a.secs == b.secs and a.offset == b.offset  # type: ignore[no-any-return]
+        return a.secs == b.secs and a.offset == b.offset
     if ta is RelTime:
-        return a.secs == b.secs  # type: ignore[no-any-return]
+        return a.secs == b.secs
     return ERROR
 
 

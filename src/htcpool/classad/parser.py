@@ -13,10 +13,23 @@ parsing the same text again costs one dictionary lookup.
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
+from typing import Any
 
 from htcpool.classad.errors import ClassAdParseError
-from htcpool.classad.lexer import Kind, Token, negate_literal, tokenize
+from htcpool.classad.lexer import (
+    KIND,
+    POS,
+    QUOTED,
+    SPACED,
+    TEXT,
+    VALUE,
+    Kind,
+    Token,
+    negate_literal,
+    tokenize,
+)
 from htcpool.classad.nodes import (
     AdExpr,
     AttrRef,
@@ -70,25 +83,25 @@ class _Parser:
 
     def at_op(self, op: str) -> bool:
         tok = self.tokens[self.i]
-        return tok.kind is Kind.OP and tok.text == op
+        return tok[KIND] is Kind.OP and tok[TEXT] == op
 
     def expect_op(self, op: str, what: str) -> Token:
         tok = self.tokens[self.i]
-        if tok.kind is not Kind.OP or tok.text != op:
+        if tok[KIND] is not Kind.OP or tok[TEXT] != op:
             self.fail(f"expected {what}", tok)
         self.i += 1
         return tok
 
     def fail(self, message: str, tok: Token | None = None) -> None:
         tok = tok or self.peek()
-        found = tok.kind.value if tok.kind is Kind.END else repr(tok.text)
-        raise ClassAdParseError(f"{message}, found {found}", self.text, tok.pos)
+        found = tok[KIND].value if tok[KIND] is Kind.END else repr(tok[TEXT])
+        raise ClassAdParseError(f"{message}, found {found}", self.text, tok[POS])
 
     def enter(self) -> None:
         self.depth += 1
         if self.depth > MAX_NESTING:
             raise ClassAdParseError(
-                f"expression nested more than {MAX_NESTING} levels deep", self.text, self.peek().pos
+                f"expression nested more than {MAX_NESTING} levels deep", self.text, self.peek()[POS]
             )
 
     # -- grammar
@@ -113,10 +126,10 @@ class _Parser:
         left = self.unary()
         while True:
             tok = self.peek()
-            if tok.kind is Kind.OP:
-                op = tok.text
-            elif tok.kind is Kind.KEYWORD and tok.text.lower() in ("is", "isnt"):
-                op = tok.text.lower()
+            if tok[KIND] is Kind.OP:
+                op = tok[TEXT]
+            elif tok[KIND] is Kind.KEYWORD and tok[TEXT].lower() in ("is", "isnt"):
+                op = tok[TEXT].lower()
             else:
                 return left
             power = _BINARY.get(op)
@@ -128,13 +141,13 @@ class _Parser:
 
     def unary(self) -> Node:
         tok = self.peek()
-        if tok.kind is Kind.OP and tok.text in _UNARY:
+        if tok[KIND] is Kind.OP and tok[TEXT] in _UNARY:
             self.advance()
             nxt = self.peek()
             if (
-                tok.text == "-"
-                and nxt.kind in (Kind.INTEGER, Kind.REAL)
-                and not nxt.spaced
+                tok[TEXT] == "-"
+                and nxt[KIND] in (Kind.INTEGER, Kind.REAL)
+                and not nxt[SPACED]
                 and not self._postfix_follows()
             ):
                 self.advance()
@@ -142,22 +155,22 @@ class _Parser:
             self.enter()
             operand = self.unary()
             self.depth -= 1
-            return UnaryOp(tok.text, operand)
+            return UnaryOp(tok[TEXT], operand)
         return self.postfix(self.primary())
 
     def _postfix_follows(self) -> bool:
         """Whether ``.`` or ``[`` follows the token after the current one."""
         after = self.tokens[self.i + 1]
-        return after.kind is Kind.OP and after.text in (".", "[")
+        return after[KIND] is Kind.OP and after[TEXT] in (".", "[")
 
     def postfix(self, node: Node) -> Node:
         while True:
             if self.at_op("."):
                 self.advance()
                 name = self.advance()
-                if name.kind not in (Kind.NAME, Kind.KEYWORD):
+                if name[KIND] not in (Kind.NAME, Kind.KEYWORD):
                     self.fail("expected an attribute name after '.'", name)
-                node = AttrRef(str(name.value), node)
+                node = AttrRef(str(name[VALUE]), node)
             elif self.at_op("["):
                 self.advance()
                 index = self.expression()
@@ -168,17 +181,17 @@ class _Parser:
 
     def primary(self) -> Node:
         tok = self.advance()
-        kind = tok.kind
+        kind = tok[KIND]
         if kind is Kind.INTEGER:
-            v = tok.value
+            v = tok[VALUE]
             assert isinstance(v, int)
             return Literal(v if v <= INT64_MAX else 0)
         if kind is Kind.REAL:
-            return Literal(tok.value)
+            return Literal(tok[VALUE])
         if kind is Kind.STRING:
-            return Literal(tok.value)
+            return Literal(tok[VALUE])
         if kind is Kind.KEYWORD:
-            low = tok.text.lower()
+            low = tok[TEXT].lower()
             if low == "true":
                 return Literal(True)
             if low == "false":
@@ -189,12 +202,12 @@ class _Parser:
                 return Literal(ERROR)
             self.fail("expected an expression", tok)
         if kind is Kind.NAME:
-            name = str(tok.value)
-            if not tok.quoted and self.at_op("("):
+            name = str(tok[VALUE])
+            if not tok[QUOTED] and self.at_op("("):
                 return self.call(name)
             return AttrRef(name)
         if kind is Kind.OP:
-            op = tok.text
+            op = tok[TEXT]
             if op == "(":
                 inner = self.expression()
                 self.expect_op(")", "')'")
@@ -205,9 +218,9 @@ class _Parser:
                 return self.ad_body()
             if op == ".":
                 name_tok = self.advance()
-                if name_tok.kind not in (Kind.NAME, Kind.KEYWORD) or name_tok.spaced:
+                if name_tok[KIND] not in (Kind.NAME, Kind.KEYWORD) or name_tok[SPACED]:
                     self.fail("expected an attribute name after '.'", name_tok)
-                return AttrRef(str(name_tok.value), None, absolute=True)
+                return AttrRef(str(name_tok[VALUE]), None, absolute=True)
         self.i -= 1
         self.fail("expected an expression", tok)
         raise AssertionError("unreachable")
@@ -246,11 +259,11 @@ class _Parser:
         names: dict[str, str] = {}
         while not self.at_op("]"):
             tok = self.advance()
-            if tok.kind is not Kind.NAME and tok.kind is not Kind.KEYWORD:
+            if tok[KIND] is not Kind.NAME and tok[KIND] is not Kind.KEYWORD:
                 self.fail("expected an attribute name or ']' in an ad", tok)
-            name = str(tok.value)
+            name = str(tok[VALUE])
             self.expect_op("=", f"'=' after attribute name {name!r}")
-            value = self.expression()
+            value = self.attribute_value()
             key = name.lower()
             if key not in names:
                 names[key] = name
@@ -263,9 +276,47 @@ class _Parser:
         self.depth -= 1
         return AdExpr(exprs, names)
 
+    def attribute_value(self) -> Node:
+        """The expression of one attribute of an ad, shared with every identical one.
+
+        Ads repeat the same expressions (every slot of a pool has the same START), so the
+        text of each value is parsed through the expression cache: identical texts give
+        the same tree, parsed once and compiled once.
+        """
+        if self.depth > 1:  # inside an expression: parse in place, counting the nesting
+            return self.expression()
+        tokens = self.tokens
+        i = j = self.i
+        depth = 0
+        while True:
+            tok = tokens[j]
+            if tok[KIND] is Kind.END:
+                break
+            if tok[KIND] is Kind.OP:
+                t = tok[TEXT]
+                if t in "([{":
+                    depth += 1
+                elif t in ")]}":
+                    if depth == 0:
+                        break
+                    depth -= 1
+                elif t == ";" and depth == 0:
+                    break
+            j += 1
+        if j == i:
+            self.fail("expected an expression", tokens[i])
+        start = tokens[i][POS]
+        source = self.text[start : tokens[j][POS]]
+        try:
+            node = parse_expression(source.rstrip())
+        except ClassAdParseError as e:
+            raise ClassAdParseError(e.reason, self.text, start + e.pos) from None
+        self.i = j
+        return node
+
     def finish(self) -> None:
         tok = self.peek()
-        if tok.kind is not Kind.END:
+        if tok[KIND] is not Kind.END:
             self.fail("expected end of input", tok)
 
 
@@ -273,15 +324,143 @@ class _Parser:
 def parse_expression(text: str) -> Node:
     """Parse one expression; raise ``ClassAdParseError`` on bad input."""
     p = _Parser(text)
-    if p.peek().kind is Kind.END:
+    if p.peek()[KIND] is Kind.END:
         raise ClassAdParseError("expected an expression, found end of input", text, 0)
     node = p.expression()
     p.finish()
     return node
 
 
+_STRUCTURE = re.compile(r"[;\[\]{}()\"'/]")
+_QUOTED = {'"': re.compile(r'"(?:[^"\\]|\\.)*"', re.S), "'": re.compile(r"'(?:[^'\\]|\\.)*'", re.S)}
+_AD_NAME = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*=")
+_SPACE = re.compile(r"\s*")
+_INT = re.compile(r"-?[1-9][0-9]{0,17}|-?0")
+_REAL = re.compile(r"-?(?:\d+\.\d+|\.\d+)(?:[eE][+-]?\d+)?|-?[1-9]\d*[eE][+-]?\d+")
+_PLAIN_STRING = re.compile(r'"[^"\\]*"')
+_WORDS = {"true": True, "false": False, "undefined": UNDEFINED, "error": ERROR}
+# ``name = <plain literal>`` followed by ``;`` or ``]``, the commonest attribute, in one match
+_SIMPLE_ATTR = re.compile(
+    r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(?:"
+    r"(-?[1-9][0-9]{0,17}|-?0)"
+    r"|(-?(?:\d+\.\d+|\.\d+)(?:[eE][+-]?\d+)?|-?[1-9]\d*[eE][+-]?\d+)"
+    r'|"([^"\\]*)"'
+    r"|(?i:(true|false|undefined|error))"
+    r")\s*([;\]])"
+)
+
+
+def _simple_value(source: str) -> Node | None:
+    """A literal written plainly (``12``, ``-1.5``, ``"text"``, ``true``), without tokenizing."""
+    if _INT.fullmatch(source):
+        return Literal(int(source))
+    if _REAL.fullmatch(source):
+        return Literal(float(source))
+    if _PLAIN_STRING.fullmatch(source):
+        return Literal(source[1:-1])
+    word = _WORDS.get(source.lower(), _NO_WORD)
+    if word is not _NO_WORD:
+        return Literal(word)
+    return None
+
+
+_NO_WORD = object()
+
+
+def _scan_ad(text: str, pos: int) -> tuple[AdExpr, int] | None:
+    """Read ``[ name = expr; ... ]`` starting at the ``[`` at ``pos`` by scanning for its structure.
+
+    Each value's text is cut out at the ``;`` or ``]`` that ends it and parsed through the
+    expression cache, so an ad's expressions are shared with every ad that has the same
+    text (every slot of a pool has the same START). Returns None for input this fast path
+    does not handle (comments, quoted names, anything malformed); the token parser then
+    reads it and reports errors precisely.
+    """
+    exprs: dict[str, Node] = {}
+    names: dict[str, str] = {}
+    n = len(text)
+    i = pos + 1
+    search = _STRUCTURE.search
+    while True:
+        i = _SPACE.match(text, i).end()  # type: ignore[union-attr]
+        if i < n and text[i] == "]":
+            return AdExpr(exprs, names), i + 1
+        m = _SIMPLE_ATTR.match(text, i)
+        if m is not None:
+            name, integer, real, string, word, end = m.groups()
+            if integer is not None:
+                value: Any = int(integer)
+            elif real is not None:
+                value = float(real)
+            elif string is not None:
+                value = string
+            else:
+                value = _WORDS[word.lower()]
+            key = name.lower()
+            if key not in names:
+                names[key] = name
+            exprs[key] = Literal(value)
+            if end == "]":
+                return AdExpr(exprs, names), m.end()
+            i = m.end()
+            continue
+        m = _AD_NAME.match(text, i)
+        if m is None:
+            return None
+        name = m.group(1)
+        start = k = m.end()
+        depth = 0
+        while True:
+            sm = search(text, k)
+            if sm is None:
+                return None
+            k = sm.start()
+            c = text[k]
+            if c == '"' or c == "'":
+                q = _QUOTED[c].match(text, k)
+                if q is None:
+                    return None
+                k = q.end()
+                continue
+            if c == "/":
+                if text.startswith("//", k) or text.startswith("/*", k):
+                    return None
+            elif c in "([{":
+                depth += 1
+            elif c in ")}":
+                depth -= 1
+                if depth < 0:
+                    return None
+            elif c == "]":
+                if depth == 0:
+                    break
+                depth -= 1
+            elif depth == 0:  # ;
+                break
+            k += 1
+        source = text[start:k].strip()
+        if not source:
+            return None
+        node = _simple_value(source)
+        if node is None:
+            try:
+                node = parse_expression(source)
+            except ClassAdParseError:
+                return None
+        key = name.lower()
+        if key not in names:
+            names[key] = name
+        exprs[key] = node
+        i = k + 1 if text[k] == ";" else k
+
+
 def parse_new_ad(text: str) -> AdExpr:
     """Parse one ad in new syntax, ``[ name = expr; ... ]``, and nothing after it."""
+    start = _SPACE.match(text).end()  # type: ignore[union-attr]
+    if text.startswith("[", start):
+        scanned = _scan_ad(text, start)
+        if scanned is not None and not text[scanned[1] :].strip():
+            return scanned[0]
     p = _Parser(text)
     p.expect_op("[", "'[' opening an ad")
     ad = p.ad_body()
@@ -291,9 +470,18 @@ def parse_new_ad(text: str) -> AdExpr:
 
 def parse_new_ads(text: str) -> list[AdExpr]:
     """Parse a stream of new-syntax ads, one after another."""
-    p = _Parser(text)
     out: list[AdExpr] = []
-    while p.peek().kind is not Kind.END:
+    pos = _SPACE.match(text).end()  # type: ignore[union-attr]
+    while pos < len(text) and text[pos] == "[":
+        scanned = _scan_ad(text, pos)
+        if scanned is None:
+            break
+        out.append(scanned[0])
+        pos = _SPACE.match(text, scanned[1]).end()  # type: ignore[union-attr]
+    if pos >= len(text):
+        return out
+    p = _Parser(text[pos:])
+    while p.peek()[KIND] is not Kind.END:
         p.expect_op("[", "'[' opening an ad")
         out.append(p.ad_body())
     return out

@@ -18,7 +18,7 @@ name ignoring case.
 from __future__ import annotations
 
 import math
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from htcpool.classad.nodes import (
@@ -94,7 +94,7 @@ def format_name(name: str) -> str:
 
 
 def format_abstime(t: AbsTime) -> str:
-    moment = datetime(1970, 1, 1, tzinfo=timezone.utc) + timedelta(seconds=t.secs + t.offset)
+    moment = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(seconds=t.secs + t.offset)
     sign = "+" if t.offset > 0 else "-"
     z = abs(t.offset)
     return moment.strftime("%Y-%m-%dT%H:%M:%S") + "%c%02d:%02d" % (sign, z // 3600, (z // 60) % 60)

@@ -66,13 +66,13 @@ def main(argv: list[str]) -> int:
         machine_ok = requirements_hold(machine, job, ctx)
         results.append((name, job_ok and machine_ok, rank(job, machine, ctx), rank(machine, job, ctx), job_ok, machine_ok))
     print(f"{'Machine':<26} {'Match':<6} {'Job rank':>9} {'Machine rank':>13}")
-    for name, ok, jr, mr, job_ok, machine_ok in results:
+    for name, ok, jr, mr, _job_ok, _machine_ok in results:
         print(f"{name:<26} {'yes' if ok else 'no':<6} {jr:>9.2f} {mr:>13.2f}")
     matched = sorted((r for r in results if r[1]), key=lambda r: r[2], reverse=True)
     print()
     if matched:
         print("Preferred by the job (highest rank first): " + ", ".join(r[0] for r in matched))
-    for name, ok, _, _, job_ok, machine_ok in results:
+    for name, ok, _, _, job_ok, _machine_ok in results:
         if not ok:
             side = "the job's Requirements" if not job_ok else "the machine's Requirements"
             print(f"{name} does not match: {side} are not satisfied")

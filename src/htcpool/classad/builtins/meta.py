@@ -65,6 +65,6 @@ def _find_attribute(s: EvalState, ref: AttrRef) -> Node | None:
     while ad is not None:
         node = ad._exprs.get(ref.key)
         if node is not None:
-            return node  # type: ignore[no-any-return]
+            return node
         ad = None if ad is s.root else ad._parent
     return None

@@ -1,0 +1,30 @@
+"""Run the benchmarks: ``python -m benchmarks [classad] [config]``."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+BENCHMARKS = {"classad": "benchmarks.bench_classad", "config": "benchmarks.bench_config"}
+
+
+def main(argv: list[str]) -> int:
+    names = argv or list(BENCHMARKS)
+    for name in names:
+        module_name = BENCHMARKS.get(name)
+        if module_name is None:
+            print(f"unknown benchmark {name!r}; choose from {', '.join(BENCHMARKS)}", file=sys.stderr)
+            return 2
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as e:
+            print(f"== {name}: not available ({e})")
+            continue
+        print(f"== {name}")
+        module.main()
+        print()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
