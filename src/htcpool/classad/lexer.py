@@ -97,14 +97,15 @@ def _number(text: str, pos: int, lexeme: str) -> Token:
     return (Kind.INTEGER, lexeme, int(lexeme), pos, False, False)
 
 
+# The alternatives are ordered by how often they occur; the operators keep longest first.
 _TOKEN = re.compile(
     r"""
-    (?P<space>(?:\s+|//[^\n]*|/\*.*?\*/)+)
+    (?P<name>[A-Za-z_][A-Za-z0-9_]*)
+    |(?P<space>(?:\s+|//[^\n]*|/\*.*?\*/)+)
+    |(?P<op>[()\[\]{},;]|\.(?!\d)|>>>|=\?=|=!=|<<|>>|<=|>=|==|!=|&&|\|\||[-<>+*/%!~&|^?:=])
     |(?P<number>(?:\d+(?:\.\d+)?|\.\d+)(?:[eE][+-]?\d+)?)
-    |(?P<name>[A-Za-z_][A-Za-z0-9_]*)
-    |(?P<string>"(?:[^"\\]|\\.)*")
-    |(?P<qname>'(?:[^'\\]|\\.)*')
-    |(?P<op>>>>|=\?=|=!=|<<|>>|<=|>=|==|!=|&&|\|\||[-<>+*/%!~&|^?:()\[\]{},;.=])
+    |(?P<string>"[^"\\]*(?:\\.[^"\\]*)*")
+    |(?P<qname>'[^'\\]*(?:\\.[^'\\]*)*')
     """,
     re.S | re.X,
 )
