@@ -35,6 +35,9 @@ class EvalContext:
     * ``environ``: backs the environment helpers (``envV1ToV2`` needs none of it).
     * ``rng``: backs ``random()``.
     * ``local_zone``: seconds east of UTC for ``absTime()`` without an explicit zone.
+    * ``local_zone_name``: what ``formatTime`` prints for ``%Z``.
+    * ``user_home``: backs ``userHome()``: the home directory of a user, or None when
+      the user is unknown; None (the default) treats every user as unknown.
     """
 
     clock: Callable[[], float] = wall_clock
@@ -43,6 +46,8 @@ class EvalContext:
     environ: Mapping[str, str] = field(default_factory=dict)
     rng: random.Random = field(default_factory=lambda: random.Random(0))
     local_zone: int = 0
+    local_zone_name: str = "UTC"
+    user_home: Callable[[str], str | None] | None = None
 
     def time_int(self) -> int:
         return int(self.clock())

@@ -65,8 +65,10 @@ def _load() -> None:
         regex,
         stringlists,
         strings,
+        timeconv,
         timefns,
         types,
+        users,
         versions,
     )
 

@@ -1,4 +1,20 @@
-"""Type predicates and conversions: ``isUndefined`` … ``isReltime``, ``int``, ``real``, ``string``, ``bool``."""
+"""Type predicates and conversions: ``isUndefined`` … ``isReltime``, ``int``, ``real``, ``string``, ``bool``.
+
+The conversions follow HTCondor's ``convertValueTo*Value`` helpers, which other
+families reuse (``strcat`` converts with ``to_string``, ``floor`` with ``to_real``):
+
+* ``string()``, ``int()`` and ``real()`` give UNDEFINED and ERROR back unchanged, but
+  the helpers ``to_int`` and ``to_real`` that other functions use turn both into ERROR;
+* strings are read the way C's ``strtod`` reads them (hexadecimal, ``inf`` and
+  ``nan`` included); text with no number in front is ERROR; ``int()`` of a string
+  goes through the real value, so ``int("1e3")`` is 1000 and ``int("0x10")`` is 16;
+* reals convert to integers as the x86 instruction does (out of range is INT64_MIN);
+* lists and ads convert only to strings (their unparsed text).
+
+ClassAd strings are byte strings in HTCondor. Here they are Python strings; the
+helpers ``utf8`` and ``from_utf8`` give the byte view (with ``surrogateescape`` for
+bytes that are not valid UTF-8) to functions that count or cut bytes.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +26,6 @@ from htcpool.classad.builtins import builtin
 from htcpool.classad.nodes import EvalState
 from htcpool.classad.values import (
     ERROR,
-    INT64_MAX,
     INT64_MIN,
     UNDEFINED,
     AbsTime,
@@ -36,22 +51,35 @@ builtin("isReltime", 1)(_is(lambda v: type(v) is RelTime))
 
 @builtin("isClassAd", 1)
 def _is_classad(s: EvalState, v: Any) -> bool:
+    return is_classad(v)
+
+
+def is_classad(v: Any) -> bool:
     from htcpool.classad.classad import ClassAd
 
     return type(v) is ClassAd
 
 
-_INT_PREFIX = re.compile(r"\s*[+-]?\d+")
-_REAL_PREFIX = re.compile(r"\s*[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf(?:inity)?|nan)", re.I)
+def utf8(text: str) -> bytes:
+    """The bytes HTCondor would hold for ``text``."""
+    return text.encode("utf-8", "surrogateescape")
 
 
-def c_strtoll(text: str) -> int | None:
-    """The integer prefix of ``text`` as C's strtoll reads it (clamped), or None if there is none."""
-    m = _INT_PREFIX.match(text)
-    if not m:
-        return None
-    n = int(m.group())
-    return max(INT64_MIN, min(INT64_MAX, n))
+def from_utf8(data: bytes) -> str:
+    return data.decode("utf-8", "surrogateescape")
+
+
+def c_int32(n: int) -> int:
+    """An integer truncated to C's 32-bit ``int``, as ``IsIntegerValue(int&)`` does."""
+    n &= 0xFFFFFFFF
+    return n - (1 << 32) if n >= (1 << 31) else n
+
+
+_REAL_PREFIX = re.compile(
+    r"[ \t\n\v\f\r]*[+-]?(?:0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][+-]?\d+)?"
+    r"|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf(?:inity)?|nan(?:\([0-9A-Za-z_]*\))?)",
+    re.I,
+)
 
 
 def c_strtod(text: str) -> float | None:
@@ -59,7 +87,28 @@ def c_strtod(text: str) -> float | None:
     m = _REAL_PREFIX.match(text)
     if not m:
         return None
-    return float(m.group())
+    body = m.group().strip(" \t\n\v\f\r")
+    sign = -1.0 if body.startswith("-") else 1.0
+    bare = body.lstrip("+-")
+    low = bare.lower()
+    if low.startswith("inf"):
+        return sign * math.inf
+    if low.startswith("nan"):
+        return math.copysign(math.nan, sign)
+    if low.startswith("0x"):
+        digits = bare[2:]
+        if "p" not in digits.lower():
+            digits += "p0"
+        if digits.startswith("."):
+            digits = "0" + digits
+        try:
+            return sign * float.fromhex(digits)
+        except (ValueError, OverflowError):
+            return sign * math.inf
+    try:
+        return sign * float(bare)
+    except OverflowError:  # pragma: no cover - float() gives inf instead
+        return sign * math.inf
 
 
 def real_to_int(x: float) -> int:
@@ -78,10 +127,8 @@ def to_int(v: Any) -> Any:
     if t is float:
         return real_to_int(v)
     if t is str:
-        n = c_strtoll(v)
-        if n is None:
-            return ERROR
-        return n
+        x = c_strtod(v)
+        return ERROR if x is None else real_to_int(x)
     if t is AbsTime:
         return v.secs
     if t is RelTime:
@@ -108,33 +155,29 @@ def to_real(v: Any) -> Any:
 
 
 def to_string(v: Any) -> Any:
-    """``string()``: a string as is, anything else as its unparsed text."""
-    from htcpool.classad.unparse import unparse
+    """``string()``: a string as is, UNDEFINED and ERROR as themselves, anything else as its text."""
+    from htcpool.classad.unparse import format_abstime, format_reltime, unparse
 
     t = type(v)
     if t is str:
         return v
     if v is UNDEFINED or v is ERROR:
-        return ERROR
+        return v
+    if t is AbsTime:
+        return format_abstime(v)
+    if t is RelTime:
+        return format_reltime(v.secs)
     return unparse(v)
 
 
 @builtin("int", 1)
 def _int(s: EvalState, v: Any) -> Any:
-    return to_int(v)
+    return UNDEFINED if v is UNDEFINED else to_int(v)
 
 
 @builtin("real", 1)
 def _real(s: EvalState, v: Any) -> Any:
-    if type(v) is str:
-        low = v.strip().lower()
-        if low in ("inf", "+inf"):
-            return math.inf
-        if low == "-inf":
-            return -math.inf
-        if low in ("nan", "+nan", "-nan"):
-            return math.nan
-    return to_real(v)
+    return UNDEFINED if v is UNDEFINED else to_real(v)
 
 
 @builtin("string", 1)
@@ -151,11 +194,15 @@ def _bool(s: EvalState, v: Any) -> Any:
         return v != 0
     if t is float:
         return v != 0.0
+    if t is RelTime:
+        return real_to_int(v.secs) != 0
     if t is str:
         low = v.lower()
         if low == "true":
             return True
         if low == "false":
             return False
-        return ERROR
+        return UNDEFINED
+    if v is UNDEFINED:
+        return UNDEFINED
     return ERROR
