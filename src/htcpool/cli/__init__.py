@@ -15,6 +15,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "demo": ("htcpool.cli.demo", "Show a job ad matched against three machine ads"),
     "classad": ("htcpool.cli.classad_tool", "Evaluate ClassAd expressions and match ads"),
     "config_val": ("htcpool.cli.config_val", "Query the configuration (condor_config_val)"),
+    "submit": ("htcpool.cli.submit", "Turn a submit description into jobs (condor_submit)"),
 }
 
 

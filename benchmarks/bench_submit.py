@@ -1,0 +1,66 @@
+"""Submit and schedd throughput: a 100,000-job cluster, and job order from a large queue.
+
+``main()`` measures (1) building 100,000 job ads from a submit description
+(parse, macro expansion, generated Requirements), (2) putting them through the
+schedd core (a transform and a submit requirement per job, queue insert) and
+(3) asking for the next job of a submitter, skipping unmatchable ones, from a
+queue of QUEUE_SIZE jobs. Run: ``.venv/bin/python benchmarks/bench_submit.py [queue_size]``.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+from htcpool.schedd import JobQueue, settings_from_config
+from htcpool.submit import MemoryFileSystem, SubmitHost, submit_description
+
+CLUSTER = 100_000
+SUBMIT = """executable = /bin/sleep
+arguments = 60
+request_memory = 1G
+output = out.$(Cluster)
+priority = 5
+queue {n}
+"""
+CONFIG = {
+    "JOB_TRANSFORM_NAMES": "Tag",
+    "JOB_TRANSFORM_Tag": "SET Site = \"local\"\nDEFAULT ProjectName = \"none\"\n",
+    "SUBMIT_REQUIREMENT_NAMES": "Memory",
+    "SUBMIT_REQUIREMENT_Memory": "RequestMemory >= 128",
+}
+
+
+def _host() -> tuple[SubmitHost, MemoryFileSystem]:
+    fs = MemoryFileSystem(sizes={"/bin/sleep": 40000})
+    return SubmitHost(user="alice", cwd="/home/alice", now=1_700_000_000), fs
+
+
+def main(queue_size: int = 1_000_000) -> dict[str, float]:
+    host, fs = _host()
+    t0 = time.perf_counter()
+    result = submit_description(SUBMIT.format(n=CLUSTER), host=host, fs=fs)
+    t1 = time.perf_counter()
+    q = JobQueue(settings_from_config(CONFIG.get))
+    q.submit("alice", result.jobs, 1_700_000_000)
+    t2 = time.perf_counter()
+    figures = {"build_jobs_per_s": CLUSTER / (t1 - t0), "schedd_jobs_per_s": CLUSTER / (t2 - t1),
+               "end_to_end_jobs_per_s": CLUSTER / (t2 - t0)}
+    big = JobQueue()
+    for start in range(0, queue_size, CLUSTER):
+        ads = submit_description(SUBMIT.format(n=min(CLUSTER, queue_size - start)), host=host, fs=fs).jobs
+        big.submit("bob", ads, 1_700_000_000 + start)
+    t3 = time.perf_counter()
+    asks = 1000
+    for i in range(asks):
+        big.next_job("bob", lambda ad, i=i: ad["ProcId"] % 10 == i % 10)
+    t4 = time.perf_counter()
+    figures["queue_size"] = queue_size
+    figures["next_job_per_s"] = asks / (t4 - t3)
+    for name, value in figures.items():
+        print(f"{name:>24}: {value:,.0f}")
+    return figures
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 1_000_000)

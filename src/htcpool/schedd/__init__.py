@@ -1,0 +1,32 @@
+"""The schedd's decision core (sans-I/O): the job queue and its policies.
+
+``JobQueue`` holds clusters and procs and applies submit, hold, release,
+remove, condor_prio, vacate, start, suspend and finish, with the job's
+policy expressions, crontab and deferral handling, job transforms and submit
+requirements. Time comes in as ``now``; state goes out through a
+``QueueStore`` and ``LogEvent`` records (``format_event`` renders the user log).
+"""
+
+from htcpool.schedd.crontab import CronError, CronSchedule
+from htcpool.schedd.errors import (
+    MapFileError,
+    PermissionDenied,
+    ScheddError,
+    SubmitRejected,
+    UnknownJob,
+)
+from htcpool.schedd.eventlog import LogEvent, format_event
+from htcpool.schedd.queue import JobQueue
+from htcpool.schedd.settings import ScheddSettings, settings_from_config
+from htcpool.schedd.states import TRANSITIONS, IllegalTransition, JobEvent, JobStatus
+from htcpool.schedd.store import MemoryStore, NullStore, QueueStore
+from htcpool.schedd.submit_requirements import SubmitRequirement
+from htcpool.schedd.transforms import Transform
+from htcpool.schedd.usermap import UserMaps
+
+__all__ = [
+    "TRANSITIONS", "CronError", "CronSchedule", "IllegalTransition", "JobEvent", "JobQueue",
+    "JobStatus", "LogEvent", "MapFileError", "MemoryStore", "NullStore", "PermissionDenied",
+    "QueueStore", "ScheddError", "ScheddSettings", "SubmitRejected", "SubmitRequirement",
+    "Transform", "UnknownJob", "UserMaps", "format_event", "settings_from_config",
+]

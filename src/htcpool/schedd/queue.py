@@ -1,0 +1,328 @@
+"""The job queue: clusters of procs, their states, and every change made to them.
+
+Rules of this module (the state table itself is in ``states``):
+
+* Every entry point takes ``now``; nothing reads a clock. Every accepted change
+  is written through the ``QueueStore`` and may add ``LogEvent`` records to
+  ``events`` (the driver writes them to user logs and clears the list).
+* Users may change only their own jobs (``Owner``) unless they are in
+  ``QUEUE_SUPER_USERS``; the schedd itself acts as ``None``.
+* ``submit`` applies the job transforms, then the submit requirements, to every
+  job; one failure rejects the whole cluster and nothing is queued.
+* Crontab jobs get a ``DeferralTime`` while Idle: at submit, on requeue, on
+  release and whenever the previous one has passed its window (``handle_timer``).
+  A non-cron deferral job still Idle past ``DeferralTime + DeferralWindow`` is
+  held with code 20. One job is one instance: a running cron job is not restarted.
+* Removed jobs and completed jobs (unless ``LeaveJobInQueue``) leave the queue
+  at once and are appended to the history.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+from htcpool.classad import ClassAd, EvalContext, fixed_clock
+from htcpool.schedd import eventlog as ev
+from htcpool.schedd.crontab import FIELDS as CRON_FIELDS
+from htcpool.schedd.crontab import CronError, CronSchedule
+from htcpool.schedd.errors import PermissionDenied, SubmitRejected, UnknownJob
+from htcpool.schedd.policy import PolicyAction, exit_action, periodic_action
+from htcpool.schedd.priority import PriorityIndex, priority_key, submitter_of
+from htcpool.schedd.settings import ScheddSettings
+from htcpool.schedd.states import ACTIVE, JobEvent, JobStatus, next_status
+from htcpool.schedd.store import JobId, NullStore, QueueStore
+from htcpool.schedd.submit_requirements import check
+
+HOLD_USER = 1
+HOLD_MISSED_DEFERRAL = 20
+HOLD_INVALID_CRON = 25
+MISSED_DEFERRAL_REASON = "The job missed its deferred execution time and therefore failed to run."
+
+
+class JobQueue:
+    def __init__(self, settings: ScheddSettings | None = None, store: QueueStore | None = None,
+                 schedd_ad: ClassAd | None = None, next_cluster: int = 1) -> None:
+        self.settings = settings or ScheddSettings()
+        self.store: QueueStore = store or NullStore()
+        self.schedd_ad = schedd_ad or ClassAd({"MyType": "Scheduler", "Name": self.settings.schedd_name})
+        self.jobs: dict[JobId, ClassAd] = {}
+        self.next_cluster = next_cluster
+        self.index = PriorityIndex()
+        self.events: list[ev.LogEvent] = []
+        self.warnings: list[str] = []
+
+    # -- helpers
+    def context(self, now: float) -> EvalContext:
+        return EvalContext(clock=fixed_clock(now), user_maps=self.settings.user_maps,
+                           local_zone=self.settings.local_zone)
+
+    def job(self, job_id: JobId) -> ClassAd:
+        try:
+            return self.jobs[job_id]
+        except KeyError:
+            raise UnknownJob(f"job {job_id[0]}.{job_id[1]} is not in the queue") from None
+
+    def status(self, job_id: JobId) -> JobStatus:
+        return JobStatus(self.job(job_id).evaluate("JobStatus"))
+
+    def _authorize(self, ad: ClassAd, user: str | None) -> None:
+        if user is None or user in self.settings.queue_super_users:
+            return
+        if ad.evaluate("Owner") != user:
+            raise PermissionDenied(f"{user} may not change a job owned by {ad.evaluate('Owner')}")
+
+    def _event(self, code: int, job_id: JobId, now: float, **kw: object) -> None:
+        self.events.append(ev.LogEvent(code, job_id[0], job_id[1], now, **kw))  # type: ignore[arg-type]
+
+    def _save(self, job_id: JobId, ad: ClassAd) -> None:
+        self.store.save_job(job_id, ad)
+        if JobStatus(ad.evaluate("JobStatus")) == JobStatus.IDLE:
+            self.index.add(submitter_of(ad), priority_key(ad, job_id))
+        else:
+            self.index.discard(job_id)
+
+    def _transition(self, job_id: JobId, event: JobEvent, now: float) -> ClassAd:
+        ad = self.job(job_id)
+        new = next_status(JobStatus(ad.evaluate("JobStatus")), event)
+        ad["LastJobStatus"] = int(ad.evaluate("JobStatus"))
+        ad["JobStatus"] = int(new)
+        ad["EnteredCurrentStatus"] = int(now)
+        return ad
+
+    def _leave(self, job_id: JobId) -> None:
+        ad = self.jobs.pop(job_id)
+        self.index.discard(job_id)
+        self.store.delete_job(job_id)
+        self.store.append_history(ad)
+
+    # -- submission
+    def submit(self, owner: str, jobs: list[ClassAd], now: float) -> tuple[int, list[str]]:
+        """Queue a cluster; returns (cluster id, warnings). Raises SubmitRejected."""
+        cluster = self.next_cluster
+        ctx = self.context(now)
+        ready: list[ClassAd] = []
+        warnings: list[str] = []
+        for proc, source in enumerate(jobs):
+            ad = source.copy()
+            ad["ClusterId"] = cluster
+            ad["ProcId"] = proc
+            ad["Owner"] = owner
+            ad["QDate"] = int(now)
+            ad["EnteredCurrentStatus"] = int(now)
+            for t in self.settings.transforms:
+                result = t.apply(ad, ctx)
+                self.warnings.extend(result.errors)
+            warnings.extend(w for w in check(self.settings.submit_requirements, self.schedd_ad, ad, ctx)
+                            if w not in warnings)
+            ready.append(ad)
+        self.next_cluster += 1
+        self.store.save_next_cluster(self.next_cluster)
+        for ad in ready:
+            job_id = (cluster, int(ad.evaluate("ProcId")))
+            self.jobs[job_id] = ad
+            self._schedule_cron(job_id, ad, now)
+            self._save(job_id, ad)
+            self._event(ev.SUBMIT, job_id, now, host=self.settings.schedd_address,
+                        warnings=tuple(warnings))
+        return cluster, warnings
+
+    # -- user commands
+    def hold(self, job_id: JobId, user: str | None, now: float, reason: str = "",
+             code: int = HOLD_USER, subcode: int = 0) -> None:
+        ad = self.job(job_id)
+        self._authorize(ad, user)
+        was = JobStatus(ad.evaluate("JobStatus"))
+        self._transition(job_id, JobEvent.HOLD, now)
+        if was in ACTIVE:
+            self._end_run(ad, now, committed=False)
+        reason = reason or f"via condor_hold (by user {user or 'condor'})"
+        ad["HoldReason"] = reason
+        ad["HoldReasonCode"] = code
+        ad["HoldReasonSubCode"] = subcode
+        ad["NumHolds"] = _int(ad, "NumHolds") + 1
+        if code != HOLD_USER:
+            ad["NumSystemHolds"] = _int(ad, "NumSystemHolds") + 1
+        self._save(job_id, ad)
+        self._event(ev.HELD, job_id, now, reason=reason, hold_code=code, hold_subcode=subcode)
+
+    def release(self, job_id: JobId, user: str | None, now: float, reason: str = "") -> None:
+        ad = self.job(job_id)
+        self._authorize(ad, user)
+        self._transition(job_id, JobEvent.RELEASE, now)
+        ad["LastHoldReason"] = ad.evaluate("HoldReason") if "HoldReason" in ad else ""
+        for attr in ("HoldReason", "HoldReasonCode", "HoldReasonSubCode"):
+            if attr in ad:
+                del ad[attr]
+        ad["NumJobReleases"] = _int(ad, "NumJobReleases") + 1
+        self._schedule_cron(job_id, ad, now)
+        self._save(job_id, ad)
+        self._event(ev.RELEASED, job_id, now, reason=reason or f"via condor_release (by user {user or 'condor'})")
+
+    def remove(self, job_id: JobId, user: str | None, now: float, reason: str = "") -> None:
+        ad = self.job(job_id)
+        self._authorize(ad, user)
+        was = JobStatus(ad.evaluate("JobStatus"))
+        self._transition(job_id, JobEvent.REMOVE, now)
+        if was in ACTIVE:
+            self._end_run(ad, now, committed=False)
+        ad["RemoveReason"] = reason or f"via condor_rm (by user {user or 'condor'})"
+        self._event(ev.ABORTED, job_id, now, reason=str(ad["RemoveReason"]))
+        self._leave(job_id)
+
+    def set_priority(self, job_id: JobId, user: str | None, prio: int, now: float) -> None:
+        """condor_prio: Idle and Running jobs alike; a running job is not evicted."""
+        ad = self.job(job_id)
+        self._authorize(ad, user)
+        ad["JobPrio"] = int(prio)
+        self._save(job_id, ad)
+
+    def vacate(self, job_id: JobId, user: str | None, now: float, reason: str = "") -> None:
+        """condor_vacate_job (or preemption): the run ends without finishing, back to Idle."""
+        ad = self.job(job_id)
+        self._authorize(ad, user)
+        self._transition(job_id, JobEvent.EVICT, now)
+        self._end_run(ad, now, committed=False)
+        self._schedule_cron(job_id, ad, now)
+        self._save(job_id, ad)
+        self._event(ev.EVICTED, job_id, now, reason=reason)
+
+    # -- the execution side
+    def start(self, job_id: JobId, now: float, host: str = "", slot_name: str = "") -> None:
+        ad = self._transition(job_id, JobEvent.START, now)
+        if "JobStartDate" not in ad:
+            ad["JobStartDate"] = int(now)
+        ad["JobCurrentStartDate"] = int(now)
+        ad["NumJobStarts"] = _int(ad, "NumJobStarts") + 1
+        ad["JobRunCount"] = _int(ad, "JobRunCount") + 1
+        ad["RemoteHost"] = slot_name or host
+        self._save(job_id, ad)
+        self._event(ev.EXECUTE, job_id, now, host=host, slot_name=slot_name)
+
+    def suspend(self, job_id: JobId, now: float) -> None:
+        ad = self._transition(job_id, JobEvent.SUSPEND, now)
+        ad["LastSuspensionTime"] = int(now)
+        ad["TotalSuspensions"] = _int(ad, "TotalSuspensions") + 1
+        self._save(job_id, ad)
+        self._event(ev.SUSPENDED, job_id, now)
+
+    def unsuspend(self, job_id: JobId, now: float) -> None:
+        ad = self._transition(job_id, JobEvent.UNSUSPEND, now)
+        self._close_suspension(ad, now)
+        self._save(job_id, ad)
+        self._event(ev.UNSUSPENDED, job_id, now)
+
+    def _close_suspension(self, ad: ClassAd, now: float) -> None:
+        since = _int(ad, "LastSuspensionTime")
+        if since:
+            ad["CumulativeSuspensionTime"] = _int(ad, "CumulativeSuspensionTime") + int(now) - since
+            ad["LastSuspensionTime"] = 0
+
+    def _end_run(self, ad: ClassAd, now: float, committed: bool) -> None:
+        self._close_suspension(ad, now)
+        started = _int(ad, "JobCurrentStartDate")
+        wall = max(0, int(now) - started) if started else 0
+        ad["RemoteWallClockTime"] = float(ad.evaluate("RemoteWallClockTime") or 0) + wall
+        ad["CumulativeSlotTime"] = _int(ad, "CumulativeSlotTime") + wall
+        if committed:
+            ad["CommittedTime"] = _int(ad, "CommittedTime") + wall
+            ad["CommittedSlotTime"] = _int(ad, "CommittedSlotTime") + wall
+        if "JobCurrentStartDate" in ad:
+            del ad["JobCurrentStartDate"]
+
+    def finish(self, job_id: JobId, now: float, exit_code: int | None = 0,
+               exit_signal: int | None = None) -> PolicyAction:
+        """The job exited: OnExitHold / OnExitRemove decide hold, requeue or completion."""
+        ad = self.job(job_id)
+        if JobStatus(ad.evaluate("JobStatus")) not in ACTIVE:
+            next_status(JobStatus(ad.evaluate("JobStatus")), JobEvent.COMPLETE)
+        ad["ExitBySignal"] = exit_signal is not None
+        if exit_signal is None:
+            ad["ExitCode"] = int(exit_code or 0)
+        else:
+            ad["ExitSignal"] = exit_signal
+        ad["NumJobCompletions"] = _int(ad, "NumJobCompletions") + 1
+        ad["CompletionDate"] = int(now)
+        self._end_run(ad, now, committed=True)
+        self._event(ev.TERMINATED, job_id, now, return_value=exit_code, signal=exit_signal)
+        action = exit_action(ad, now, self.context(now))
+        if action.kind == "hold":
+            self.hold(job_id, None, now, action.reason, action.code, action.subcode)
+        elif action.kind == "remove":
+            self.remove(job_id, None, now, action.reason)
+        elif action.kind == "requeue":
+            self._transition(job_id, JobEvent.REQUEUE, now)
+            self._schedule_cron(job_id, ad, now, force=True)
+            self._save(job_id, ad)
+        else:
+            self._transition(job_id, JobEvent.COMPLETE, now)
+            if ad.evaluate("LeaveJobInQueue", self.context(now)) is True:
+                self._save(job_id, ad)
+            else:
+                self._leave(job_id)
+        return action
+
+    # -- order and timers
+    def ordered_jobs(self, submitter: str) -> Iterator[JobId]:
+        """Idle jobs of a submitter, best first (runnable deferral jobs included)."""
+        return self.index.ordered(submitter)
+
+    def next_job(self, submitter: str, can_match: Callable[[ClassAd], bool] | None = None) -> JobId | None:
+        for job_id in self.index.ordered(submitter):
+            if can_match is None or can_match(self.jobs[job_id]):
+                return job_id
+        return None
+
+    def submitters(self) -> list[str]:
+        return self.index.submitters()
+
+    def _schedule_cron(self, job_id: JobId, ad: ClassAd, now: float, force: bool = False) -> None:
+        if JobStatus(ad.evaluate("JobStatus")) != JobStatus.IDLE:
+            return
+        fields = {name: str(ad.evaluate(name)) for name, _, _ in CRON_FIELDS if name in ad}
+        if not fields:
+            return
+        current = ad.evaluate("DeferralTime")
+        window = _int(ad, "DeferralWindow")
+        if not force and isinstance(current, int) and now <= current + window:
+            return
+        try:
+            ad["DeferralTime"] = CronSchedule.from_fields(fields).next_run(now, self.settings.local_zone)
+        except CronError as e:
+            self.hold(job_id, None, now, f"Invalid cron schedule parameters: {e}", HOLD_INVALID_CRON)
+
+    def handle_timer(self, now: float) -> None:
+        """Periodic work: cron schedules, missed deferrals, the periodic policy expressions."""
+        ctx = self.context(now)
+        for job_id, ad in list(self.jobs.items()):
+            status = JobStatus(ad.evaluate("JobStatus"))
+            if status == JobStatus.IDLE and "DeferralTime" in ad:
+                if any(name in ad for name, _, _ in CRON_FIELDS):
+                    self._schedule_cron(job_id, ad, now)
+                    self._save(job_id, ad)
+                else:
+                    deadline = ad.evaluate("DeferralTime", ctx)
+                    if isinstance(deadline, int) and now > deadline + _int(ad, "DeferralWindow"):
+                        self.hold(job_id, None, now, MISSED_DEFERRAL_REASON, HOLD_MISSED_DEFERRAL)
+                        continue
+            action = periodic_action(ad, now, ctx, self.settings.system_max_releases)
+            if action is None:
+                continue
+            if action.kind == "hold":
+                self.hold(job_id, None, now, action.reason, action.code, action.subcode)
+            elif action.kind == "release":
+                self.release(job_id, None, now, action.reason)
+            elif action.kind == "remove":
+                self.remove(job_id, None, now, action.reason)
+            elif action.kind == "vacate":
+                self.vacate(job_id, None, now, action.reason)
+
+    def next_deadline(self, now: float) -> float:
+        return now + self.settings.schedd_interval
+
+
+def _int(ad: ClassAd, attr: str) -> int:
+    value = ad.evaluate(attr)
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+__all__ = ["JobQueue", "SubmitRejected"]

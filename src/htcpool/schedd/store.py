@@ -1,0 +1,62 @@
+"""How the schedd core hands its state to durable storage, and an in-memory store.
+
+The core calls a ``QueueStore`` after every change it accepts: ``save_job``
+with the job's whole ad, ``delete_job`` when a job leaves the queue,
+``append_history`` with the ad of a job that left, and ``save_next_cluster``.
+The live driver implements it over SQLite; ``MemoryStore`` keeps everything
+in dictionaries for tests and simulations and can seed a new queue.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from htcpool.classad import ClassAd
+
+JobId = tuple[int, int]
+
+
+class QueueStore(Protocol):
+    def save_job(self, job_id: JobId, ad: ClassAd) -> None: ...
+
+    def delete_job(self, job_id: JobId) -> None: ...
+
+    def append_history(self, ad: ClassAd) -> None: ...
+
+    def save_next_cluster(self, cluster_id: int) -> None: ...
+
+
+@dataclass
+class MemoryStore:
+    jobs: dict[JobId, ClassAd] = field(default_factory=dict)
+    history: list[ClassAd] = field(default_factory=list)
+    next_cluster: int = 1
+
+    def save_job(self, job_id: JobId, ad: ClassAd) -> None:
+        self.jobs[job_id] = ad.copy()
+
+    def delete_job(self, job_id: JobId) -> None:
+        self.jobs.pop(job_id, None)
+
+    def append_history(self, ad: ClassAd) -> None:
+        self.history.append(ad.copy())
+
+    def save_next_cluster(self, cluster_id: int) -> None:
+        self.next_cluster = cluster_id
+
+
+class NullStore:
+    """A store that keeps nothing (benchmarks, throwaway queues)."""
+
+    def save_job(self, job_id: JobId, ad: ClassAd) -> None:
+        pass
+
+    def delete_job(self, job_id: JobId) -> None:
+        pass
+
+    def append_history(self, ad: ClassAd) -> None:
+        pass
+
+    def save_next_cluster(self, cluster_id: int) -> None:
+        pass

@@ -1,0 +1,243 @@
+"""Job transforms (``JOB_TRANSFORM_NAMES``/``JOB_TRANSFORM_<N>``) applied to new job ads.
+
+A transform body is read once (``Transform.parse``) into statements with line
+numbers and applied to each job (``Transform.apply``). Statements:
+``REQUIREMENTS expr`` (the transform applies only when it is true for the job),
+``SET``/``DEFAULT``/``EVALSET attr expr``, ``EVALMACRO var expr`` (a temporary
+macro), ``COPY``/``RENAME a b``, ``DELETE a``, the ``/regex/`` forms of COPY,
+RENAME and DELETE (``\\0``…``\\9`` in the new name), ``NAME``/``UNIVERSE``
+(metadata), ``TRANSFORM`` (ends the body: the schedd applies a transform once),
+``var = value`` temporary macros and ``if``/``elif``/``else``/``endif``.
+
+Each value is macro-expanded first: ``$(MY.Attr)`` is the job attribute's
+expression text; other names are the transform's macros, then ``lookup`` (the
+configuration). A statement that fails (bad expression) is skipped and noted
+in ``TransformResult.errors``; it does not fail the submission.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from htcpool.classad import ClassAd, EvalContext
+from htcpool.classad.classad import to_node
+from htcpool.classad.errors import ClassAdError
+from htcpool.classad.nodes import Node
+from htcpool.classad.parser import parse_expression
+from htcpool.classad.unparse import unparse_old
+from htcpool.classad.values import ERROR, UNDEFINED
+from htcpool.submit.macros import Expander
+
+KEYWORDS = frozenset({"name", "requirements", "universe", "set", "default", "evalset", "evalmacro",
+                      "copy", "rename", "delete", "transform"})
+_CONDITIONAL = frozenset({"if", "elif", "else", "endif"})
+_PARSED: dict[str, Node] = {}
+
+
+def parse_cached(text: str) -> Node:
+    node = _PARSED.get(text)
+    if node is None:
+        node = parse_expression(text)
+        if len(_PARSED) < 100_000:
+            _PARSED[text] = node
+    return node
+
+
+@dataclass(frozen=True, slots=True)
+class Statement:
+    line: int
+    keyword: str
+    text: str
+
+
+@dataclass
+class TransformResult:
+    applied: bool
+    changed: set[str] = field(default_factory=set)
+    errors: list[str] = field(default_factory=list)
+
+
+def _split_attr(text: str) -> tuple[str, str]:
+    """(attribute, value) with an optional ``=`` or ``,`` between them."""
+    match = re.match(r"^\s*(\S+?)\s*(?:[=,]\s*|\s+|$)(.*)$", text, re.S)
+    if not match:
+        return text.strip(), ""
+    return match.group(1).rstrip("=,"), match.group(2).strip()
+
+
+@dataclass
+class Transform:
+    name: str
+    statements: list[Statement]
+
+    @classmethod
+    def parse(cls, name: str, body: str) -> Transform:
+        if body.lstrip().startswith("["):
+            raise ValueError(f"JOB_TRANSFORM_{name}: the old ClassAd form of transforms is no longer supported")
+        statements: list[Statement] = []
+        pending = ""
+        for number, raw in enumerate(body.splitlines(), 1):
+            line = (pending + raw.strip()) if pending else raw.strip()
+            if line.endswith("\\"):
+                pending = line[:-1]
+                continue
+            pending = ""
+            if not line or line.startswith("#"):
+                continue
+            word, _, rest = line.partition(" ")
+            low = word.lower()
+            if low in KEYWORDS or low in _CONDITIONAL:
+                statements.append(Statement(number, low, rest.strip()))
+                if low == "transform":
+                    break
+            elif "=" in line:
+                statements.append(Statement(number, "macro", line))
+            else:
+                raise ValueError(f"JOB_TRANSFORM_{name}, line {number}: unknown statement '{line}'")
+        return cls(name, statements)
+
+    def apply(self, ad: ClassAd, context: EvalContext,
+              lookup: Callable[[str], str | None] = lambda name: None) -> TransformResult:
+        macros: dict[str, str] = {}
+
+        def find(name: str) -> str | None:
+            if name.lower().startswith("my."):
+                node = ad._exprs.get(name[3:].lower())
+                return None if node is None else unparse_old(node)
+            return macros.get(name.lower(), lookup(name))
+
+        expander = Expander(find)
+        result = TransformResult(applied=False)
+        for st in self.statements:
+            if st.keyword == "requirements":
+                value = self._evaluate(expander.expand(st.text), ad, context)
+                if value is not True:
+                    return result
+        result.applied = True
+        branches: list[tuple[bool, bool]] = []  # (active, taken)
+        for st in self.statements:
+            kw = st.keyword
+            if kw in _CONDITIONAL:
+                self._conditional(st, branches, expander, ad, context, result)
+                continue
+            if not all(active for active, _ in branches):
+                continue
+            try:
+                self._statement(st, ad, context, expander, macros, result)
+            except (ClassAdError, ValueError) as e:
+                result.errors.append(f"JOB_TRANSFORM_{self.name}, line {st.line}: {e}")
+        return result
+
+    def _evaluate(self, text: str, ad: ClassAd, context: EvalContext) -> object:
+        try:
+            return ad._evaluate_node(parse_cached(text), None, context)
+        except ClassAdError:
+            return ERROR
+
+    def _conditional(self, st: Statement, branches: list[tuple[bool, bool]], expander: Expander,
+                     ad: ClassAd, context: EvalContext, result: TransformResult) -> None:
+        def test() -> bool:
+            text = st.text.strip()
+            negate = text.startswith("!")
+            text = text.lstrip("!").strip()
+            if text.lower().startswith("defined "):
+                name = text[8:].strip()
+                value = expander.lookup(name) not in (None, "")
+            else:
+                expanded = expander.expand(text).strip()
+                got = self._evaluate(expanded, ad, context) if expanded else False
+                value = got is True or (isinstance(got, (int, float)) and not isinstance(got, bool)
+                                        and got != 0)
+            return value != negate
+
+        if st.keyword == "if":
+            enclosing = all(a for a, _ in branches)
+            value = enclosing and test()
+            branches.append((value, value or not enclosing))
+        elif not branches:
+            result.errors.append(f"JOB_TRANSFORM_{self.name}, line {st.line}: {st.keyword} without if")
+        elif st.keyword == "endif":
+            branches.pop()
+        elif st.keyword == "else":
+            branches[-1] = (not branches[-1][1], True)
+        else:
+            taken = branches[-1][1]
+            value = not taken and test()
+            branches[-1] = (value, taken or value)
+
+    def _statement(self, st: Statement, ad: ClassAd, context: EvalContext, expander: Expander,
+                   macros: dict[str, str], result: TransformResult) -> None:
+        kw = st.keyword
+        if kw in ("name", "universe", "requirements", "transform"):
+            return
+        if kw == "macro":
+            name, _, value = st.text.partition("=")
+            macros[name.strip().lower()] = expander.expand(value.strip())
+            return
+        text = expander.expand(st.text)
+        if kw in ("copy", "rename", "delete") and text.lstrip().startswith("/"):
+            self._regex(kw, text.strip(), ad, result)
+            return
+        attr, value = _split_attr(text)
+        low = attr.lower()
+        if kw == "set" or (kw == "default" and low not in ad._exprs):
+            ad.insert_node(attr, parse_cached(value))
+            result.changed.add(low)
+        elif kw == "evalset":
+            ad.insert_node(attr, to_node_value(ad._evaluate_node(parse_cached(value), None, context)))
+            result.changed.add(low)
+        elif kw == "evalmacro":
+            evaluated = ad._evaluate_node(parse_cached(value), None, context)
+            macros[low] = evaluated if isinstance(evaluated, str) else unparse_old(to_node_value(evaluated))
+        elif kw in ("copy", "rename"):
+            node = ad._exprs.get(low)
+            if node is None:
+                return
+            ad.insert_node(value.split()[0] if value else attr, node)
+            result.changed.add((value.split()[0] if value else attr).lower())
+            if kw == "rename":
+                del ad[attr]
+                result.changed.add(low)
+        elif kw == "delete" and low in ad._exprs:
+            del ad[attr]
+            result.changed.add(low)
+
+    def _regex(self, kw: str, text: str, ad: ClassAd, result: TransformResult) -> None:
+        end = text.find("/", 1)
+        if end < 0:
+            raise ValueError(f"unterminated regular expression in {text}")
+        pattern = re.compile(text[1:end], re.I)
+        replacement = text[end + 1:].strip()
+        for low in list(ad._exprs):
+            name = ad._names[low]
+            match = pattern.search(name)
+            if match is None:
+                continue
+            if kw == "delete":
+                del ad[name]
+                result.changed.add(low)
+                continue
+            groups = [match.group(0), *[g or "" for g in match.groups()]]
+            new = _substitute(replacement, groups)
+            ad.insert_node(new, ad._exprs[low])
+            result.changed.add(new.lower())
+            if kw == "rename" and new.lower() != low:
+                del ad[name]
+                result.changed.add(low)
+
+
+def _substitute(template: str, groups: list[str]) -> str:
+    """``template`` with ``\\0``…``\\9`` replaced by the regex groups (missing ones empty)."""
+    return re.sub(r"\\(\d)", lambda m: groups[int(m.group(1))] if int(m.group(1)) < len(groups) else "",
+                  template)
+
+
+def to_node_value(value: object) -> Node:
+    """An expression node holding an evaluated value (UNDEFINED and ERROR included)."""
+    if value is UNDEFINED:
+        return parse_cached("undefined")
+    if value is ERROR:
+        return parse_cached("error")
+    return to_node(value)

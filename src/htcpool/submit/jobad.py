@@ -1,0 +1,429 @@
+"""Building one job ClassAd from the submit hash, the way condor_submit does.
+
+``JobBuilder.build(cluster, proc)`` runs a fixed tuple of passes (``PASSES``),
+each reading commands through the hash (which counts their use) and writing
+attributes: base counters, universe, files, arguments and environment, simple
+commands, resource requests, accounting group, job status, deferral and cron,
+policy expressions, forced ``+Attr``/``MY.Attr`` attributes and, last, the
+generated Requirements. Problems with a command raise ``SubmitFileError``
+naming the submit file, the command's line and the command; warnings are
+collected in ``warnings`` (each once).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from htcpool.classad import ClassAd, ExprTree
+from htcpool.classad.errors import ClassAdParseError
+from htcpool.classad.nodes import Literal, Node
+from htcpool.classad.parser import parse_expression
+from htcpool.submit import argsenv
+from htcpool.submit.errors import SubmitError, SubmitFileError
+from htcpool.submit.hash import SubmitHash
+from htcpool.submit.resources import (
+    KNOWN_REQUESTS,
+    RESERVED_REQUESTS,
+    RequirementInputs,
+    requirements_clauses,
+    scaled_request,
+)
+from htcpool.submit.settings import SubmitSettings
+from htcpool.submit.tables import (
+    BASE_ATTRIBUTES,
+    CRON_COMMANDS,
+    NOTIFICATION,
+    POLICY_COMMANDS,
+    SIMPLE_COMMANDS,
+    UNIVERSES,
+    signal_name,
+)
+from htcpool.submit.world import FileSystemView, SubmitHost
+
+HOLD_SUBMITTED_ON_HOLD = 15
+
+
+def _kib(size: int | None) -> int:
+    return 0 if size is None else -(-size // 1024)
+
+
+class JobBuilder:
+    """Makes job ads from a ``SubmitHash``; one builder serves every job of a submit file."""
+
+    def __init__(self, hash: SubmitHash, settings: SubmitSettings, host: SubmitHost,
+                 fs: FileSystemView, submit_file: str = "") -> None:
+        self.hash = hash
+        self.settings = settings
+        self.host = host
+        self.fs = fs
+        self.submit_file = submit_file
+        self.warnings: list[str] = []
+        self.ad = ClassAd()
+        self.universe = 5
+        self.iwd = host.cwd
+        self.requirement_inputs: RequirementInputs | None = None
+
+    # -- helpers
+    def warn(self, text: str) -> None:
+        if text not in self.warnings:
+            self.warnings.append(text)
+
+    def fail(self, message: str, *keys: str) -> SubmitFileError:
+        for key in keys:
+            entry = self.hash.entries.get(key.lower())
+            if entry is not None:
+                return SubmitFileError(message, self.submit_file, entry.line, entry.name)
+        return SubmitFileError(message, self.submit_file)
+
+    def get(self, *keys: str) -> str | None:
+        try:
+            return self.hash.get(*keys)
+        except SubmitError as e:
+            raise self.fail(str(e), *keys) from None
+
+    def expr(self, text: str, *keys: str) -> Node:
+        try:
+            return parse_expression(text)
+        except ClassAdParseError:
+            name = keys[0] if keys else "expression"
+            raise self.fail(f"Parse error in expression: {name} = {text}", *keys) from None
+
+    def set_expr(self, attr: str, text: str, *keys: str) -> Node:
+        node = self.expr(text, *keys)
+        self.ad.insert_node(attr, node)
+        return node
+
+    def get_bool(self, key: str, default: bool = False) -> bool:
+        value = self.get(key)
+        if value is None or value == "":
+            return default
+        low = value.lower()
+        if low in ("true", "yes", "t", "y", "1"):
+            return True
+        if low in ("false", "no", "f", "n", "0"):
+            return False
+        raise self.fail(f"{key} must be a boolean, not '{value}'", key)
+
+    # -- the passes
+    def build(self, cluster: int, proc: int) -> ClassAd:
+        self.ad = ClassAd()
+        self.ad["ClusterId"] = cluster
+        self.ad["ProcId"] = proc
+        for step in PASSES:
+            step(self)
+        return self.ad
+
+    def base(self) -> None:
+        ad, h = self.ad, self.host
+        ad["QDate"] = h.now
+        ad["EnteredCurrentStatus"] = h.now
+        ad.insert_node("Owner", self.expr("undefined"))
+        ad["MyType"] = "Job"
+        ad["TargetType"] = "Machine"
+        ad["CondorVersion"] = h.condor_version
+        ad["SubmitVersion"] = h.condor_version
+        ad["CondorPlatform"] = h.condor_platform
+        ad["JobSubmitMethod"] = 0
+        if self.submit_file:
+            ad["JobSubmitFile"] = self.submit_file
+        for name, value in BASE_ATTRIBUTES:
+            ad[name] = value
+
+    def universe_pass(self) -> None:
+        name = (self.get("universe", "JobUniverse") or self.settings.default_universe).lower()
+        if name not in UNIVERSES:
+            raise self.fail(f"I don't know about the '{name}' universe.", "universe")
+        self.universe = UNIVERSES[name]
+        self.ad["JobUniverse"] = self.universe
+        if name in ("docker", "container"):
+            self.ad["WantDocker" if name == "docker" else "WantContainer"] = True
+
+    def files(self) -> None:
+        ad = self.ad
+        initialdir = self.get("initialdir", "initial_dir", "Iwd")
+        self.iwd = self.host.absolute(initialdir) if initialdir else self.host.cwd
+        ad["Iwd"] = self.iwd
+        exe = self.get("executable", "Cmd")
+        if not exe:
+            raise SubmitFileError("No 'executable' parameter was provided", self.submit_file)
+        cmd = self.host.absolute(exe, self.iwd)
+        ad["Cmd"] = cmd
+        exe_kib = 0
+        if self.get_bool("transfer_executable", True):
+            size = self.fs.size(cmd)
+            if size is None:
+                raise self.fail(f"Executable file {cmd} does not exist", "executable")
+            exe_kib = _kib(size)
+        ad["ExecutableSize"] = exe_kib
+        ad["ImageSize"] = exe_kib
+        ad["DiskUsage"] = exe_kib
+        for key, alias, attr, transfer, stream in (("input", "stdin", "In", "TransferIn", ""),
+                                                   ("output", "stdout", "Out", "TransferOut", "StreamOut"),
+                                                   ("error", "stderr", "Err", "TransferErr", "StreamErr")):
+            value = self.get(key, alias, attr) or "/dev/null"
+            ad[attr] = value
+            if value == "/dev/null":
+                ad[transfer] = False
+            elif stream:
+                ad[stream] = self.get_bool("stream_" + key)
+        log = self.get("log", "UserLog")
+        if log:
+            ad["UserLog"] = self.host.absolute(log, self.iwd)
+        stf = (self.get("should_transfer_files", "ShouldTransferFiles") or "IF_NEEDED").upper()
+        if stf not in ("YES", "NO", "IF_NEEDED"):
+            raise self.fail(f"should_transfer_files must be YES, NO or IF_NEEDED, not {stf}",
+                            "should_transfer_files")
+        ad["ShouldTransferFiles"] = stf
+        if stf != "YES":
+            ad["FileSystemDomain"] = self.host.file_system_domain
+        when = (self.get("when_to_transfer_output", "WhenToTransferOutput") or "ON_EXIT").upper()
+        ad["WhenToTransferOutput"] = when
+        input_kib = 0
+        inputs = self.get("transfer_input_files", "TransferInput")
+        if inputs:
+            names = [n.strip() for n in inputs.split(",") if n.strip()]
+            ad["TransferInput"] = ",".join(names)
+            input_kib = sum(_kib(self.fs.size(self.host.absolute(n, self.iwd))) for n in names)
+        outputs = self.get("transfer_output_files", "TransferOutput")
+        if outputs is not None:
+            ad["TransferOutput"] = ",".join(n.strip() for n in outputs.split(",") if n.strip())
+        ad["TransferInputSizeMB"] = -(-(exe_kib + input_kib) // 1024)
+
+    def arguments(self) -> None:
+        try:
+            attr, value = argsenv.arguments_attribute(self.get("arguments", "Args", "Arguments"))
+            env = argsenv.getenv_entries(self.get("getenv") or "", self.host.environ)
+            env.update(argsenv.parse_environment(self.get("environment", "env", "Environment") or ""))
+        except argsenv.SyntaxProblem as e:
+            raise self.fail(str(e), "arguments", "environment") from None
+        self.ad[attr] = value
+        self.ad["Environment"] = argsenv.environment_attribute(env)
+
+    def simple(self) -> None:
+        for key, attr, kind in SIMPLE_COMMANDS:
+            value = self.get(key, attr)
+            if value is None or (value == "" and kind != "string"):
+                continue
+            if kind == "string":
+                self.ad[attr] = value
+            elif kind == "signal":
+                self.ad[attr] = signal_name(value)
+            else:
+                self.set_expr(attr, value, key, attr)
+        if "KillSig" not in self.ad and self.universe != 5:
+            self.ad["KillSig"] = "SIGTERM"
+        if "JobPrio" not in self.ad:
+            self.ad["JobPrio"] = 0
+        if "JobLeaseDuration" not in self.ad and self.universe in (5, 10, 11, 13):
+            self.set_expr("JobLeaseDuration", self.settings.job_default_lease_duration)
+        lease = self.ad._exprs.get("jobleaseduration")
+        if isinstance(lease, Literal) and isinstance(lease.value, int) and 0 < lease.value < 20:
+            self.warn("JobLeaseDuration less than 20 seconds is not allowed, using 20 instead")
+            self.ad["JobLeaseDuration"] = 20
+        notification = (self.get("notification", "JobNotification") or "never").lower()
+        if notification not in NOTIFICATION:
+            raise self.fail(f"Notification must be 'Never', 'Always', 'Complete', or 'Error', "
+                            f"not '{notification}'", "notification")
+        self.ad["JobNotification"] = NOTIFICATION[notification]
+        self.set_expr("LeaveJobInQueue", self.get("leave_in_queue", "LeaveJobInQueue") or "false",
+                      "leave_in_queue")
+        limits = self.get("concurrency_limits", "ConcurrencyLimits")
+        if limits:
+            names = sorted({n.strip().lower() for n in limits.replace(" ", ",").split(",") if n.strip()})
+            self.ad["ConcurrencyLimits"] = ",".join(names)
+        rank = self.get("rank", "preferences", "Rank")
+        s = self.settings
+        default_rank = s.default_rank_vanilla if self.universe == 5 else s.default_rank
+        append_rank = s.append_rank_vanilla if self.universe == 5 else s.append_rank
+        rank = rank or default_rank
+        if rank and append_rank:
+            rank = f"({rank}) + ({append_rank})"
+        self.set_expr("Rank", rank or append_rank or "0.0", "rank")
+
+    def requests(self) -> None:
+        s = self.settings
+        cpus = self.get("request_cpus", "RequestCpus")
+        if self.hash.raw("request_cpu") is not None:
+            raise self.fail("request_cpu is not a valid submit command; did you mean request_cpus?",
+                            "request_cpu")
+        self._request("RequestCpus", cpus if cpus else s.job_default_request_cpus, None, "request_cpus")
+        memory = self.get("request_memory", "RequestMemory")
+        self._request("RequestMemory", memory or s.job_default_request_memory, "M", "request_memory")
+        disk = self.get("request_disk", "RequestDisk")
+        self._request("RequestDisk", disk or s.job_default_request_disk, "K", "request_disk")
+        gpus = self.get("request_gpus", "RequestGPUs") or s.job_default_request_gpus
+        if gpus:
+            self._request("RequestGPUs", gpus, None, "request_gpus")
+        for low, entry in list(self.hash.entries.items()):
+            if not low.startswith("request_"):
+                continue
+            tag = entry.name[len("request_"):]
+            if tag.lower() in KNOWN_REQUESTS or tag.lower() in RESERVED_REQUESTS:
+                continue
+            if len(tag) < 2 or tag.startswith("_"):
+                raise self.fail(f"invalid resource request name '{tag}'", entry.name)
+            value = self.get(entry.name)
+            if value:
+                self.set_expr("Request" + tag, value, entry.name)
+            require = self.get("require_" + tag)
+            if require:
+                self.set_expr("Require" + tag, require, "require_" + tag)
+
+    def _request(self, attr: str, text: str, unit: str | None, key: str) -> None:
+        if text.lower() == "undefined":
+            return
+        if unit is not None:
+            scaled = scaled_request(text, unit)
+            if scaled is not None:
+                self.ad[attr] = scaled
+                return
+        self.set_expr(attr, text, key)
+
+    def accounting(self) -> None:
+        group = self.get("accounting_group", "AcctGroup")
+        user = self.get("accounting_group_user", "AcctGroupUser")
+        nice = self.get_bool("nice_user")
+        if nice and group:
+            self.warn("nice_user conflicts with accounting_group; nice_user is ignored")
+        elif nice:
+            group = self.settings.nice_user_accounting_group_name
+            if "MaxJobRetirementTime" not in self.ad:
+                self.ad["MaxJobRetirementTime"] = 0
+        if group:
+            user = user or self.host.user
+            self.ad["AcctGroup"] = group
+            self.ad["AcctGroupUser"] = user
+            self.ad["AccountingGroup"] = f"{group}.{user}"
+        elif user:
+            self.ad["AcctGroupUser"] = user
+            self.ad["AccountingGroup"] = user
+
+    def status(self) -> None:
+        if self.get_bool("hold"):
+            self.ad["JobStatus"] = 5
+            self.ad["HoldReasonCode"] = HOLD_SUBMITTED_ON_HOLD
+            self.ad["HoldReason"] = "submitted on hold at user's request"
+        else:
+            self.ad["JobStatus"] = 1
+
+    def deferral(self) -> None:
+        cron = False
+        for key, attr in CRON_COMMANDS:
+            value = self.get(key, attr)
+            if value:
+                self.ad[attr] = value
+                cron = True
+        deferral_time = self.get("deferral_time", "DeferralTime")
+        if deferral_time:
+            if self.universe == 7:
+                raise self.fail("deferral_time is not supported for scheduler universe jobs",
+                                "deferral_time")
+            node = self.set_expr("DeferralTime", deferral_time, "deferral_time")
+            if isinstance(node, Literal) and (not isinstance(node.value, int) or node.value < 0):
+                raise self.fail(f"deferral_time must be a non-negative integer, not {deferral_time}",
+                                "deferral_time")
+        if not (cron or deferral_time):
+            return
+        window = self.get("cron_window", "deferral_window", "DeferralWindow") or "0"
+        prep = self.get("cron_prep_time", "deferral_prep_time", "DeferralPrepTime") or "300"
+        self.set_expr("DeferralWindow", window, "cron_window", "deferral_window")
+        self.set_expr("DeferralPrepTime", prep, "cron_prep_time", "deferral_prep_time")
+        self.ad["ScheddInterval"] = self.settings.schedd_interval
+
+    def policy(self) -> None:
+        for key, attr, default in POLICY_COMMANDS:
+            value = self.get(key, attr)
+            if value:
+                self.set_expr(attr, value, key, attr)
+            elif default is not None and self.settings.submit_insert_default_policy_exprs:
+                self.set_expr(attr, default)
+        retries = self.get("max_retries", "JobMaxRetries")
+        until = self.get("retry_until")
+        success = self.get("success_exit_code", "JobSuccessExitCode")
+        if retries or until or success:
+            self.set_expr("JobMaxRetries", retries or str(self.settings.default_job_max_retries),
+                          "max_retries")
+            if success:
+                self.set_expr("JobSuccessExitCode", success, "success_exit_code")
+            remove = f"NumJobCompletions > JobMaxRetries || ExitCode =?= {'JobSuccessExitCode' if success else '0'}"
+            if until:
+                clause = f"ExitCode =?= {until}" if until.lstrip("-").isdigit() else until
+                remove += f" || {clause}"
+            user_remove = self.get("on_exit_remove")
+            if user_remove:
+                remove += f" || ({user_remove})"
+            self.set_expr("OnExitRemove", remove, "retry_until", "max_retries")
+
+    def forced(self) -> None:
+        for low, entry in list(self.hash.entries.items()):
+            if low.startswith("+"):
+                attr = entry.name[1:]
+            elif low.startswith("my."):
+                attr = entry.name[3:]
+            elif low.startswith("-"):
+                entry.used = True
+                self.ad.insert_node(entry.name[1:], self.expr("undefined"))
+                continue
+            else:
+                continue
+            value = self.get(entry.name) or "undefined"
+            self.set_expr(attr, value, entry.name)
+
+    def requirements(self) -> None:
+        ad = self.ad
+        user = self.get("requirements")
+        forced = ad._exprs.get("requirements")
+        if forced is not None:
+            if user:
+                self.warn("+Requirements overrides the requirements command")
+            return
+        user_node = self.expr(user, "requirements") if user else None
+        requires = {k[len("require_"):] for k in self.hash.entries if k.startswith("require_")}
+        s = self.settings
+        inputs = RequirementInputs(
+            universe=self.universe,
+            user_expr=user_node,
+            append=s.append_req_vanilla if self.universe == 5 and s.append_req_vanilla else s.append_requirements,
+            arch=self.host.arch,
+            opsys=self.host.opsys,
+            request_disk=ad._exprs.get("requestdisk"),
+            request_memory=ad._exprs.get("requestmemory"),
+            request_cpus=ad._exprs.get("requestcpus"),
+            request_gpus=ad._exprs.get("requestgpus"),
+            custom_requests={ad._names[k][len("request"):]: v for k, v in ad._exprs.items()
+                             if k.startswith("request") and k[7:] not in KNOWN_REQUESTS
+                             and len(k) > 8},
+            requires=requires,
+            should_transfer=str(ad["ShouldTransferFiles"]),
+            deferral="deferraltime" in ad._exprs or "cronminute" in ad._exprs
+            or any(attr.lower() in ad._exprs for _, attr in CRON_COMMANDS),
+        )
+        if not s.submit_generate_custom_resource_requirements:
+            inputs.custom_requests = {}
+        if user_node is not None and "requirements" in {
+                r.lower() for r in ClassAd().externalRefs(_wrap(user_node))}:
+            raise self.fail("Circular reference: Requirements refers to itself", "requirements")
+        clauses, warnings = requirements_clauses(inputs)
+        for w in warnings:
+            self.warn(w)
+        self.set_expr("Requirements", " && ".join(clauses), "requirements")
+
+
+def _wrap(node: Node) -> ExprTree:
+    return ExprTree._wrap(node)
+
+
+PASSES: tuple[Callable[[JobBuilder], None], ...] = (
+    JobBuilder.base,
+    JobBuilder.universe_pass,
+    JobBuilder.files,
+    JobBuilder.arguments,
+    JobBuilder.simple,
+    JobBuilder.requests,
+    JobBuilder.accounting,
+    JobBuilder.status,
+    JobBuilder.deferral,
+    JobBuilder.policy,
+    JobBuilder.forced,
+    JobBuilder.requirements,
+)

@@ -1,0 +1,130 @@
+"""The ``queue`` statement: how many jobs, and the item rows they iterate over.
+
+``parse_queue`` turns the text after the keyword into a ``QueuePlan``: a count
+``N`` (jobs per item), the loop variable names and the rows of values. The
+forms are ``queue [N]``, ``queue [N] [vars] in [slice] (items)``,
+``queue [N] [vars] from [slice] FILE`` (or a parenthesised block of lines)
+and ``queue [N] [vars] matching [files|dirs|any] [slice] globs``. A slice is
+Python's ``[start:stop:step]``. With several variables each item is split on
+commas and white space, the last variable taking the rest. Files are read
+through the injected ``FileSystemView``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from htcpool.classad import ExprTree
+from htcpool.classad.errors import ClassAdError
+from htcpool.submit.errors import SubmitError
+from htcpool.submit.world import FileSystemView, glob_names
+
+_KEYWORD = re.compile(r"(?i)(?:^|\s|,)(in|from|matching)(?=\s|\(|\[|$)")
+_VAR = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
+_SLICE = re.compile(r"^\[\s*(-?\d*)\s*(?::\s*(-?\d*)\s*)?(?::\s*(-?\d*)\s*)?\]")
+
+
+class QueueError(SubmitError):
+    """A queue statement that cannot be understood or whose items cannot be read."""
+
+
+@dataclass(frozen=True)
+class QueuePlan:
+    count: int
+    variables: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...] | None
+
+    def jobs(self) -> int:
+        return self.count * (1 if self.rows is None else len(self.rows))
+
+
+def _count(text: str) -> int:
+    if not text:
+        return 1
+    try:
+        value = ExprTree(text).evaluate()
+    except ClassAdError:
+        raise QueueError(f"invalid queue count '{text}'") from None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        raise QueueError(f"queue count '{text}' is not a non-negative integer")
+    return int(value)
+
+
+def _slice(rest: str) -> tuple[slice | None, str]:
+    match = _SLICE.match(rest)
+    if not match:
+        return None, rest
+    parts = [int(p) if p not in (None, "") else None for p in match.groups()]
+    return slice(*parts), rest[match.end():].strip()
+
+
+def _parenthesised(rest: str) -> str | None:
+    if not rest.startswith("("):
+        return None
+    if not rest.endswith(")"):
+        raise QueueError("queue item list has no closing ')'")
+    return rest[1:-1]
+
+
+def parse_queue(args: str, fs: FileSystemView, cwd: str) -> QueuePlan:
+    """The plan of one queue statement (``args``: the text after the keyword, macros expanded)."""
+    args = args.strip()
+    match = _KEYWORD.search(args)
+    if match is None:
+        return QueuePlan(_count(args), (), None)
+    head = args[: match.start(1)].strip().rstrip(",").strip()
+    keyword = match.group(1).lower()
+    rest = args[match.end(1):].strip()
+    words = [w for w in re.split(r"[\s,]+", head) if w]
+    count = 1
+    if words and not _VAR.match(words[0]):
+        count = _count(words.pop(0))
+    for w in words:
+        if not _VAR.match(w):
+            raise QueueError(f"invalid queue variable name '{w}'")
+    variables = tuple(words) or ("Item",)
+    if keyword == "matching":
+        items = _matching(rest, fs, cwd)
+    else:
+        where, rest = _slice(rest)
+        if keyword == "in":
+            inner = _parenthesised(rest)
+            text = rest if inner is None else inner
+            items = [i.strip() for i in re.split(r",|\n", text) if i.strip()]
+            if inner is None and len(items) == 1:
+                items = text.split()
+        else:
+            inner = _parenthesised(rest)
+            if inner is None:
+                path = rest if rest.startswith("/") else f"{cwd.rstrip('/')}/{rest}"
+                content = fs.read_text(path)
+                if content is None:
+                    raise QueueError(f"failed to open '{rest}' for queue items")
+                inner = content
+            items = [line.strip() for line in inner.splitlines() if line.strip()]
+        if where is not None:
+            items = items[where]
+    rows = tuple(_split_row(item, len(variables)) for item in items)
+    return QueuePlan(count, variables, rows)
+
+
+def _matching(rest: str, fs: FileSystemView, cwd: str) -> list[str]:
+    want = "any"
+    first, _, remainder = rest.partition(" ")
+    if first.lower() in ("files", "dirs", "any"):
+        want, rest = first.lower(), remainder.strip()
+    where, rest = _slice(rest)
+    names: list[str] = []
+    for pattern in rest.replace(",", " ").split():
+        for name in glob_names(fs, cwd, pattern, want):
+            if name not in names:
+                names.append(name)
+    return names[where] if where is not None else names
+
+
+def _split_row(item: str, width: int) -> tuple[str, ...]:
+    if width == 1:
+        return (item,)
+    parts = re.split(r"[\s,]+", item.strip(), maxsplit=width - 1)
+    return tuple(parts + [""] * (width - len(parts)))
