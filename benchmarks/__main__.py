@@ -5,7 +5,12 @@ from __future__ import annotations
 import importlib
 import sys
 
-BENCHMARKS = {"classad": "benchmarks.bench_classad", "config": "benchmarks.bench_config"}
+BENCHMARKS = {
+    "classad": "benchmarks.bench_classad",
+    "config": "benchmarks.bench_config",
+    "submit": "benchmarks.bench_submit",
+    "negotiator": "benchmarks.bench_negotiator",
+}
 
 
 def main(argv: list[str]) -> int:
