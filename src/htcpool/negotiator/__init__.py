@@ -1,0 +1,73 @@
+"""The negotiator's decision core: the accountant, the group quota tree and the negotiation cycle.
+
+Sans-I/O: every entry point takes ``now``; nothing reads a clock, a file or the network. A driver
+hands in slot ads and submitters' resource requests, gets back matches, rejections and statistics,
+and persists the accountant's records through an ``AccountantStore``. Knobs arrive as the plain
+policy records of ``settings``; ``policy.policy_from_config`` reads them from a configuration.
+"""
+
+from htcpool.negotiator.accountant import Accountant, SlotWeigher
+from htcpool.negotiator.cycle import CycleOutcome, SubmitterAd, negotiate
+from htcpool.negotiator.errors import NegotiatorError, NegotiatorUsageError, PolicyError
+from htcpool.negotiator.groups import GroupNode, GroupTree
+from htcpool.negotiator.outcomes import CycleResult, Match, PreemptState, Rejection, SubmitterShare
+from htcpool.negotiator.policy import ConfigSource, policy_from_config
+from htcpool.negotiator.records import (
+    AccountantSnapshot,
+    AccountantStore,
+    CustomerRecord,
+    MemoryStore,
+)
+from htcpool.negotiator.requests import (
+    AutoclusterTable,
+    ResourceRequest,
+    job_priority_key,
+    resource_requests,
+    significant_attributes,
+)
+from htcpool.negotiator.settings import (
+    AccountantPolicy,
+    AutoclusterPolicy,
+    GroupPolicy,
+    GroupSettings,
+    NegotiatorPolicy,
+)
+from htcpool.negotiator.stats import CycleStats, CycleStatsHistory
+from htcpool.negotiator.userprio import accounting_ads
+
+__all__ = [
+    "Accountant",
+    "AccountantPolicy",
+    "AccountantSnapshot",
+    "AccountantStore",
+    "AutoclusterPolicy",
+    "AutoclusterTable",
+    "ConfigSource",
+    "CustomerRecord",
+    "CycleOutcome",
+    "CycleResult",
+    "CycleStats",
+    "CycleStatsHistory",
+    "GroupNode",
+    "GroupPolicy",
+    "GroupSettings",
+    "GroupTree",
+    "Match",
+    "MemoryStore",
+    "NegotiatorError",
+    "NegotiatorPolicy",
+    "NegotiatorUsageError",
+    "PolicyError",
+    "PreemptState",
+    "Rejection",
+    "ResourceRequest",
+    "SlotWeigher",
+    "SubmitterAd",
+    "SubmitterShare",
+    "accounting_ads",
+    "job_priority_key",
+    "negotiate",
+    "policy_from_config",
+    "resource_requests",
+    "significant_attributes",
+]

@@ -1,0 +1,323 @@
+"""The accountant: real and effective user priorities, usage, and the records behind them.
+
+Rules of this module (HTCondor 25's ``Accountant.cpp``, seed section 3.6.4):
+
+* One ``CustomerRecord`` per submitter (``user@domain``, or ``group.user@domain``) and per
+  accounting group (its full name, ``<none>`` for the root). Names are case-sensitive keys.
+* ``update_priorities(now)`` is the half-life step: with Δ = now − last update and
+  β = 0.5^(Δ/PRIORITY_HALFLIFE), RUP' = max(0.5, β·RUP + (1−β)·ρ), where ρ is the weighted usage
+  charged for the interval (a group uses its hierarchical usage). Accumulated usage grows by
+  usage·Δ; ``BeginUsageTime``/``LastUsageTime`` are stamped. A Δ ≤ 0 changes nothing.
+* ``check_matches(slots, now)`` recounts usage from the claimed slots of the pool, every cycle:
+  a slot in Claimed or Preempting with ``AccountingGroup`` or ``RemoteUser`` is charged its
+  ``SlotWeight`` (suspended slots too, unless NEGOTIATOR_DISCOUNT_SUSPENDED_RESOURCES).
+  ``ResourcesUsed`` and ``HierWeightedResourcesUsed`` are recounted as well (HTCondor only ever
+  grows them, a defect not copied).
+* ``add_match`` charges a match made during the cycle at once, so shares see live usage.
+* EUP = RUP × factor; the factor is chosen once per record (nice user, group factor, remote user,
+  default, in that order) and then sticks, as in HTCondor.
+* Every change is committed to the ``AccountantStore`` (if any) as one transaction, so a live
+  driver can persist the state and reload it without loss (``records.py``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Mapping
+
+from htcpool.classad import ClassAd, EvalContext, ExprTree, fixed_clock
+from htcpool.negotiator.errors import NegotiatorUsageError
+from htcpool.negotiator.records import AccountantSnapshot, AccountantStore, CustomerRecord
+from htcpool.negotiator.settings import ROOT_GROUP, AccountantPolicy
+
+MIN_PRIORITY = 0.5  # HTCondor's constant minimum RUP; not configurable
+
+
+def _num(v: object) -> float | None:
+    t = type(v)
+    if t is int or t is float:
+        return float(v)  # type: ignore[arg-type]
+    return None
+
+
+def remote_user_of(slot: ClassAd) -> str | None:
+    """The customer a claimed slot is charged to: ``AccountingGroup``, else ``RemoteUser``."""
+    for attr in ("AccountingGroup", "RemoteUser"):
+        v = slot.evaluate(attr)
+        if type(v) is str and v:
+            return v
+    return None
+
+
+def is_claimed(slot: ClassAd, discount_suspended: bool) -> bool:
+    """Whether the accountant charges this slot (``Accountant::IsClaimed``)."""
+    state = slot.evaluate("State")
+    if state not in ("Claimed", "Preempting"):
+        return False
+    if discount_suspended:
+        activity = slot.evaluate("Activity")
+        if type(activity) is str and activity.lower() == "suspended":
+            return False
+    return remote_user_of(slot) is not None
+
+
+class SlotWeigher:
+    """``SlotWeight`` of a slot ad, with the negotiator's fallback to ``SLOT_WEIGHT``."""
+
+    def __init__(self, policy: AccountantPolicy, context: EvalContext) -> None:
+        self.use = policy.use_slot_weights
+        self.force = policy.force_negotiator_slot_weight
+        self.expr = ExprTree(policy.slot_weight)
+        self.context = context
+
+    def __call__(self, slot: ClassAd) -> float:
+        if not self.use:
+            return 1.0
+        v = None if self.force else _num(slot.evaluate("SlotWeight", self.context))
+        if v is None:
+            v = _num(self.expr.evaluate(slot, None, self.context))
+        if v is None or v < 0:
+            return 1.0
+        return v
+
+
+class Accountant:
+    """The table of customer records and the operations on it. All times are passed in."""
+
+    def __init__(
+        self,
+        policy: AccountantPolicy | None = None,
+        store: AccountantStore | None = None,
+        assigned_group: Callable[[str], str] | None = None,
+    ) -> None:
+        self.policy = policy or AccountantPolicy()
+        self.store = store
+        self.records: dict[str, CustomerRecord] = {}
+        self.last_update_time = 0.0
+        #: maps a submitter name to its group (``<none>`` if ungrouped); set by the group tree
+        self.assigned_group: Callable[[str], str] = assigned_group or (lambda name: ROOT_GROUP)
+        self._dirty: set[str] = set()
+        self._deleted: set[str] = set()
+        if store is not None:
+            self.restore(store.load())
+
+    # ----------------------------------------------------------- persistence
+    def snapshot(self) -> AccountantSnapshot:
+        return AccountantSnapshot(self.last_update_time, tuple(r.copy() for r in self.records.values()))
+
+    def restore(self, snap: AccountantSnapshot) -> None:
+        self.last_update_time = snap.last_update_time
+        self.records = {r.name: r.copy() for r in snap.records}
+
+    def commit(self) -> None:
+        """Hand the changes since the last commit to the store, as one transaction."""
+        if self.store is not None and (self._dirty or self._deleted):
+            changed = [self.records[n].copy() for n in sorted(self._dirty) if n in self.records]
+            self.store.commit(self.last_update_time, changed, sorted(self._deleted - self._dirty))
+        self._dirty.clear()
+        self._deleted.clear()
+
+    def _touch(self, rec: CustomerRecord) -> None:
+        self._dirty.add(rec.name)
+
+    # ----------------------------------------------------------- records and factors
+    def record(self, name: str) -> CustomerRecord:
+        """The record of ``name``, created with defaults on first use (``GetPriority``)."""
+        rec = self.records.get(name)
+        if rec is None:
+            rec = CustomerRecord(name)
+            self.records[name] = rec
+            self._touch(rec)
+        if rec.priority_factor < 1.0:
+            rec.priority_factor = self.default_factor(name)
+            self._touch(rec)
+        if rec.priority < MIN_PRIORITY:
+            rec.priority = MIN_PRIORITY
+            self._touch(rec)
+        return rec
+
+    def default_factor(self, name: str) -> float:
+        """The factor a new record gets: nice user, group factor, remote user, default."""
+        p = self.policy
+        if name.startswith(p.nice_user_prefix):
+            return p.nice_user_prio_factor
+        group = name if "@" not in name else self.assigned_group(name)
+        g = p.group_prio_factors.get(group.lower(), 0.0)
+        if g:
+            return g
+        if p.accountant_local_domain and "@" in name:
+            if name.rsplit("@", 1)[1] != p.accountant_local_domain:
+                return p.remote_prio_factor
+        return p.default_prio_factor
+
+    def priority_factor(self, name: str) -> float:
+        return self.record(name).priority_factor
+
+    def real_priority(self, name: str) -> float:
+        return self.record(name).priority
+
+    def effective_priority(self, name: str) -> float:
+        """EUP = RUP × factor."""
+        rec = self.record(name)
+        return rec.priority * rec.priority_factor
+
+    def weighted_usage(self, name: str) -> float:
+        rec = self.records.get(name)
+        return rec.weighted_resources_used if rec is not None else 0.0
+
+    # ----------------------------------------------------------- condor_userprio operations
+    def set_priority_factor(self, name: str, factor: float) -> None:
+        """``-setfactor``: values below 1 are raised to 1."""
+        self.record(name).priority_factor = max(1.0, float(factor))
+        self._dirty.add(name)
+        self.commit()
+
+    def set_priority(self, name: str, priority: float) -> None:
+        """``-setprio``: writes the RUP; reads clamp it to at least 0.5."""
+        rec = self.records.get(name) or self.record(name)
+        rec.priority = float(priority)
+        self._dirty.add(name)
+        self.commit()
+
+    def set_accumulated_usage(self, name: str, usage: float) -> None:
+        """``-setaccum``: sets ``WeightedAccumulatedUsage`` (seconds) only."""
+        if usage < 0:
+            raise NegotiatorUsageError(f"accumulated usage must not be negative: {usage}")
+        self.record(name).weighted_accumulated_usage = float(usage)
+        self._dirty.add(name)
+        self.commit()
+
+    def set_begin_usage_time(self, name: str, t: float) -> None:
+        self.record(name).begin_usage_time = float(t)
+        self._dirty.add(name)
+        self.commit()
+
+    def set_last_usage_time(self, name: str, t: float) -> None:
+        self.record(name).last_usage_time = float(t)
+        self._dirty.add(name)
+        self.commit()
+
+    def set_ceiling(self, name: str, ceiling: float) -> None:
+        if ceiling < -1:
+            raise NegotiatorUsageError(f"ceiling must be -1 (none) or more: {ceiling}")
+        self.record(name).ceiling = float(ceiling)
+        self._dirty.add(name)
+        self.commit()
+
+    def set_floor(self, name: str, floor: float) -> None:
+        if floor < 0:
+            raise NegotiatorUsageError(f"floor must not be negative: {floor}")
+        self.record(name).floor = float(floor)
+        self._dirty.add(name)
+        self.commit()
+
+    def reset_usage(self, name: str, now: float) -> None:
+        """``-resetusage``: zero both accumulated usages, ``BeginUsageTime = now``; RUP untouched."""
+        rec = self.record(name)
+        rec.accumulated_usage = 0.0
+        rec.weighted_accumulated_usage = 0.0
+        rec.begin_usage_time = now
+        self._dirty.add(name)
+        self.commit()
+
+    def reset_all_usage(self, now: float) -> None:
+        """``-resetall``."""
+        for name in list(self.records):
+            rec = self.records[name]
+            rec.accumulated_usage = 0.0
+            rec.weighted_accumulated_usage = 0.0
+            rec.begin_usage_time = now
+            self._dirty.add(name)
+        self.commit()
+
+    def delete(self, name: str) -> None:
+        """``-delete``: drop the record; it is recreated with defaults on the next read."""
+        if name not in self.records:
+            raise NegotiatorUsageError(f"no accountant record for {name!r}")
+        del self.records[name]
+        self._dirty.discard(name)
+        self._deleted.add(name)
+        self.commit()
+
+    # ----------------------------------------------------------- the periodic update
+    def update_priorities(self, now: float) -> None:
+        """The half-life step over every record (``UpdatePriorities``)."""
+        delta = int(now - self.last_update_time) if self.last_update_time else 0
+        if not self.last_update_time:
+            self.last_update_time = now
+            self.commit()
+            return
+        if delta == 0:
+            return
+        if delta < 0:
+            self.last_update_time = now
+            return
+        halflife = max(self.policy.priority_halflife, 1e-5)
+        beta = math.pow(0.5, delta / halflife)
+        self.last_update_time = now
+        for rec in self.records.values():
+            p = max(rec.priority, MIN_PRIORITY)
+            recent_w = rec.weighted_resources_used + rec.weighted_uncharged_time / delta
+            if "@" not in rec.name:  # a group: its whole subtree's usage
+                recent_w = rec.hier_weighted_resources_used + rec.weighted_uncharged_time / delta
+            recent = rec.resources_used + rec.uncharged_time / delta
+            new_p = max(MIN_PRIORITY, beta * p + (1.0 - beta) * recent_w)
+            rec.priority = round(new_p, 6)
+            rec.accumulated_usage += rec.resources_used * delta + rec.uncharged_time
+            rec.weighted_accumulated_usage += (
+                rec.weighted_resources_used * delta + rec.weighted_uncharged_time
+            )
+            if rec.accumulated_usage > 0 and not rec.begin_usage_time:
+                rec.begin_usage_time = now
+            if recent > 0:
+                rec.last_usage_time = now
+            rec.uncharged_time = 0.0
+            rec.weighted_uncharged_time = 0.0
+            self._dirty.add(rec.name)
+        self.commit()
+
+    # ----------------------------------------------------------- charging
+    def check_matches(self, slots: Iterable[ClassAd], now: float) -> None:
+        """Recount every record's usage from the claimed slots of the pool (``CheckMatches``)."""
+        for rec in self.records.values():
+            if rec.resources_used or rec.weighted_resources_used or rec.hier_weighted_resources_used:
+                rec.resources_used = 0
+                rec.weighted_resources_used = 0.0
+                rec.hier_weighted_resources_used = 0.0
+                self._dirty.add(rec.name)
+        weigh = SlotWeigher(self.policy, EvalContext(clock=fixed_clock(now)))
+        discount = self.policy.discount_suspended_resources
+        for slot in slots:
+            if is_claimed(slot, discount):
+                customer = remote_user_of(slot)
+                assert customer is not None
+                self._charge(customer, weigh(slot), now)
+        self.commit()
+
+    def add_match(self, customer: str, weight: float, now: float) -> None:
+        """Charge a match made now to ``customer`` and its groups (``AddMatch``)."""
+        self._charge(customer, weight, now)
+
+    def _charge(self, customer: str, weight: float, now: float) -> None:
+        elapsed = max(0.0, now - self.last_update_time) if self.last_update_time else 0.0
+        group = customer if "@" not in customer else self.assigned_group(customer)
+        targets = [self.record(customer)]
+        if group != customer:
+            targets.append(self.record(group))
+        for rec in targets:
+            rec.resources_used += 1
+            rec.weighted_resources_used += weight
+            rec.uncharged_time -= elapsed
+            rec.weighted_uncharged_time -= elapsed * weight
+            self._dirty.add(rec.name)
+        if group == ROOT_GROUP:
+            self.record(ROOT_GROUP).hier_weighted_resources_used += weight
+        else:
+            parts = group.split(".")
+            for i in range(len(parts), 0, -1):
+                self.record(".".join(parts[:i])).hier_weighted_resources_used += weight
+                self._dirty.add(".".join(parts[:i]))
+
+    # ----------------------------------------------------------- reporting
+    def usage_by_name(self) -> Mapping[str, float]:
+        return {n: r.weighted_resources_used for n, r in self.records.items()}

@@ -1,0 +1,261 @@
+"""One negotiation cycle, as a pure function of its inputs: ``negotiate(now, slots, submitters, …)``.
+
+The steps, in order (seed section 3.6.5; HTCondor 25 ``negotiationTime``):
+
+1. all slots, whatever their state (unnamed ads dropped); all submitters with jobs;
+2. priorities: ``update_priorities(now)``, then usage recounted from the claimed slots;
+3. the pool's weighted size; slots trimmed: claimed ones when preemption is not considered, those
+   with retirement time left unless ``NEGOTIATOR_CONSIDER_EARLY_PREEMPTION``, and claimed slots not
+   running a job (the seed's rule 2); with ``ALLOW_PSLOT_PREEMPTION`` dynamic slots are preempted
+   only through their p-slot;
+4. claimed slots get the ephemeral ``RemoteUserPrio``, ``RemoteUserResourcesInUse``,
+   ``RemoteGroup…`` attributes; each request gets ``SubmitterUserPrio``, ``SubmitterGroup…``,
+   ``SubmitterNegotiatingGroup``, ``SubmitterAutoregroup`` (see ``request_ad``);
+5. without groups, one pie (``pie.py``) over all submitters, preceded by a floor round for those
+   below their floor; with groups, the allocation rounds of ``grouprounds.py``.
+
+Every match is charged to the accountant at once, so later shares see it. The result lists the
+matches in the order they were made; nothing here sends anything anywhere.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from htcpool.classad import ClassAd, EvalContext, ExprTree, fixed_clock
+from htcpool.negotiator.accountant import Accountant, SlotWeigher
+from htcpool.negotiator.exprinfo import closure, literal, number
+from htcpool.negotiator.groups import GroupTree
+from htcpool.negotiator.matchlist import Matchmaker
+from htcpool.negotiator.outcomes import CycleResult
+from htcpool.negotiator.pie import SubmitterState, negotiate_with_group
+from htcpool.negotiator.requests import ResourceRequest
+from htcpool.negotiator.settings import NegotiatorPolicy
+from htcpool.negotiator.slotclasses import SlotTable, remote_user_for_preemption
+from htcpool.negotiator.stats import CycleStats
+
+
+@dataclass(frozen=True)
+class SubmitterAd:
+    """What the negotiator knows of one submitter at one schedd: its ad and its request list."""
+
+    name: str  # the accounting name: user@domain or group.user@domain
+    schedd: str = ""
+    requests: Sequence[ResourceRequest] = ()
+    running_jobs: int = 0
+    weighted_running_jobs: float | None = None
+    weighted_idle_jobs: float | None = None
+    skip_matchmaking: bool = False  # SkipMatchmaking
+
+
+@dataclass
+class CycleOutcome:
+    result: CycleResult
+    stats: CycleStats
+    groups: GroupTree | None = None
+    shares: dict[str, float] = field(default_factory=dict)
+
+
+def _zero() -> float:
+    return 0.0
+
+
+class NegotiationCycle:
+    """The state of one cycle; ``negotiate`` builds one and runs it."""
+
+    def __init__(self, now: float, accountant: Accountant, policy: NegotiatorPolicy,
+                 groups: GroupTree | None, timer: Callable[[], float]) -> None:
+        self.now = now
+        self.accountant = accountant
+        self.policy = policy
+        self.groups = groups
+        self.timer = timer
+        self.context = EvalContext(clock=fixed_clock(now))
+        self.stats = CycleStats(time=now)
+        self.result = CycleResult()
+        self.negotiated: set[str] = set()
+        self.pool_weight = 0.0
+        self.min_slot_weight = 1.0
+        self.submitter_sensitive = False
+        self.group_quota_table: dict[str, float] = {}
+        self.remote_users: list[str | None] = []
+
+    # ------------------------------------------------------------------ preparation
+    def prepare(self, slots: Sequence[ClassAd], submitters: Sequence[SubmitterAd]) -> list[SubmitterState]:
+        t0 = self.timer()
+        pol, acct = self.policy, self.accountant
+        slots = [s for s in slots if type(literal(s, "Name")) is str]
+        subs = [
+            s for s in submitters
+            if not s.skip_matchmaking and s.running_jobs + sum(len(r.jobs) for r in s.requests) > 0
+        ]
+        self.stats.total_slots = len(slots)
+        self.stats.num_schedulers = len({s.schedd for s in subs})
+        t1 = self.timer()
+        self.stats.phase1_duration = t1 - t0
+        if self.groups is not None:
+            acct.assigned_group = self.groups.assigned_group
+        acct.update_priorities(self.now)
+        acct.check_matches(slots, self.now)
+        weigh = SlotWeigher(pol.accountant, self.context)
+        weights = [weigh(s) for s in slots]
+        self.pool_weight = sum(weights) if pol.accountant.use_slot_weights else float(len(slots))
+        self.min_slot_weight = min(weights) if weights else 1.0
+        if self.groups is not None:
+            self.groups.assign_quotas(self.pool_weight)
+            self.group_quota_table = {n.name: n.quota for n in self.groups.nodes()}
+        kept: list[ClassAd] = []
+        candidate: list[bool] = []
+        for s in slots:
+            state = literal(s, "State")
+            pslot = literal(s, "PartitionableSlot") is True
+            claimed = state in ("Claimed", "Preempting")
+            if claimed and not pslot:
+                if not pol.consider_preemption:
+                    continue
+                if not pol.consider_early_preemption and (number(literal(s, "RetirementTimeRemaining", 0)) or 0) > 0:
+                    continue
+                if state == "Claimed" and literal(s, "Activity") == "Idle":
+                    continue  # claimed but not running a job (seed 3.6.5, rule 2)
+            is_dslot = literal(s, "DynamicSlot") is True
+            kept.append(self._decorate(s) if claimed and pol.consider_preemption else s)
+            candidate.append(not (pol.allow_pslot_preemption and is_dslot))
+        self.stats.trimmed_slots = len(kept)
+        self.stats.candidate_slots = int(self.pool_weight) if self.groups is not None else len(kept)
+        self.remote_users = [remote_user_for_preemption(s) for s in kept]
+        self._build_matchmaker(kept, candidate, subs, weigh)
+        states = [
+            SubmitterState(s.name, s.schedd, list(s.requests), i, s.running_jobs, [0] * len(s.requests))
+            for i, s in enumerate(subs)
+        ]
+        self.stats.phase2_duration = self.timer() - t1
+        return states
+
+    def _decorate(self, slot: ClassAd) -> ClassAd:
+        """A claimed slot's copy with the ephemeral Remote* attributes (seed 3.6.3)."""
+        acct = self.accountant
+        user = remote_user_for_preemption(slot)
+        if user is None:
+            return slot
+        ad = slot.copy()
+        ad["RemoteUserPrio"] = acct.effective_priority(user)
+        ad["RemoteUserResourcesInUse"] = acct.weighted_usage(user)
+        ad["RemoteUserFloor"] = acct.record(user).floor
+        if literal(slot, "PreemptingRank") is not None:
+            ad["CurrentRank"] = literal(slot, "PreemptingRank")
+        if self.groups is not None and self.groups.has_groups:
+            group = self.groups.assigned_group(user)
+            ad["RemoteGroup"] = group
+            ad["RemoteGroupResourcesInUse"] = acct.weighted_usage(group)
+            ad["RemoteGroupQuota"] = self.group_quota_table.get(group, 0.0)
+        return ad
+
+    def _build_matchmaker(self, slots: list[ClassAd], candidate: list[bool],
+                          subs: Sequence[SubmitterAd], weigh: Callable[[ClassAd], float]) -> None:
+        pol = self.policy
+        nodes = {
+            "pre": ExprTree(pol.pre_job_rank).node,
+            "post": ExprTree(pol.post_job_rank).node,
+        }
+        if pol.consider_preemption:
+            nodes["preq"] = ExprTree(pol.preemption_requirements).node
+            nodes["prank"] = ExprTree(pol.preemption_rank).node
+        job_req: set[str] = set()
+        job_rank: set[str] = set()
+        universe: set[str] = set()
+        seen: set[object] = set()
+        for s in subs:
+            for r in s.requests:
+                if r.signature in seen:
+                    continue
+                seen.add(r.signature)
+                universe.update(r.ad._exprs)
+                req, rank = r.ad._exprs.get("requirements"), r.ad._exprs.get("rank")
+                if req is not None:
+                    job_req |= closure(r.ad, [req])[1]
+                if rank is not None:
+                    job_rank |= closure(r.ad, [rank])[1]
+        universe |= {
+            "submitteruserprio", "submittorprio", "submitteruserresourcesinuse", "submittergroup",
+            "submittergroupresourcesinuse", "submittergroupquota", "submitternegotiatinggroup",
+            "submitterautoregroup",
+        }
+        self.table = SlotTable(
+            slots, job_refs_req=job_req, job_refs_rank=job_rank, job_universe=universe,
+            policy_nodes=nodes, weigh=weigh, context=self.context, candidate=candidate,
+        )
+        slot_side: set[str] = set()
+        for ad in slots[:1000]:
+            slot_side |= closure(ad, list(ad._exprs.values()))[1]
+        slot_side |= closure(ClassAd(), list(nodes.values()))[1]
+        self.submitter_sensitive = any(n.startswith(("submitter", "submittor")) for n in slot_side)
+        self.matchmaker = Matchmaker(
+            self.table, self.context,
+            preemption_requirements_stable=pol.preemption_requirements_stable,
+            allow_pslot_preemption=pol.allow_pslot_preemption and pol.consider_preemption,
+        )
+
+    def request_ad(self, submitter: str, job: ClassAd, negotiating_group: str, autoregroup: bool) -> ClassAd:
+        """The request's job ad with the ephemeral Submitter* attributes (seed 3.6.3)."""
+        acct = self.accountant
+        ad = job.copy()
+        eup = acct.effective_priority(submitter)
+        ad["SubmitterUserPrio"] = eup
+        ad["SubmittorPrio"] = eup
+        ad["SubmitterUserResourcesInUse"] = acct.weighted_usage(submitter)
+        ad["SubmitterNegotiatingGroup"] = negotiating_group
+        ad["SubmitterAutoregroup"] = autoregroup
+        if self.groups is not None and self.groups.has_groups:
+            group = self.groups.assigned_group(submitter)
+            ad["SubmitterGroup"] = group
+            ad["SubmitterGroupResourcesInUse"] = acct.weighted_usage(group)
+            ad["SubmitterGroupQuota"] = self.group_quota_table.get(group, 0.0)
+        return ad
+
+    # ------------------------------------------------------------------ running
+    def run(self, states: list[SubmitterState]) -> None:
+        t0 = self.timer()
+        if self.groups is not None and self.groups.has_groups:
+            from htcpool.negotiator.grouprounds import negotiate_groups
+
+            negotiate_groups(self, states)
+        else:
+            below = [
+                s for s in states
+                if self.accountant.record(s.name).floor > 0
+                and self.accountant.weighted_usage(s.name) < self.accountant.record(s.name).floor
+            ]
+            if below:
+                negotiate_with_group(self, below, math.inf, None, floor_round=True)
+            negotiate_with_group(self, states, math.inf, None)
+        self.stats.phase4_duration = self.timer() - t0
+        self.stats.slot_share_iter = self.stats.pie_spins
+        self.accountant.commit()
+
+
+def negotiate(
+    now: float,
+    slots: Sequence[ClassAd],
+    submitters: Sequence[SubmitterAd],
+    accountant: Accountant,
+    policy: NegotiatorPolicy | None = None,
+    *,
+    groups: GroupTree | None = None,
+    timer: Callable[[], float] = _zero,
+) -> CycleOutcome:
+    """Run one negotiation cycle at time ``now``; the accountant is charged for every match."""
+    policy = policy or NegotiatorPolicy()
+    if groups is None and policy.groups.groups:
+        groups = GroupTree(policy.groups)
+    start = timer()
+    cyc = NegotiationCycle(now, accountant, policy, groups, timer)
+    states = cyc.prepare(slots, submitters)
+    cyc.run(states)
+    duration = timer() - start
+    cyc.stats.duration = duration
+    cyc.stats.end = now + duration
+    cyc.stats.phase2_duration = max(0.0, cyc.stats.phase2_duration)
+    shares = {name: s.share for name, s in cyc.result.shares.items()}
+    return CycleOutcome(cyc.result, cyc.stats, groups, shares)

@@ -1,0 +1,115 @@
+"""What the negotiator needs to know about expressions without evaluating them.
+
+* ``references(node)``: the attribute names an expression mentions, each with its scope:
+  ``"my"`` (``MY.x``), ``"target"`` (``TARGET.x``) or ``None`` (unscoped, which in HTCondor's
+  matching resolves in the ad itself and falls back to the other ad). Cached per node object.
+* ``closure(ad, nodes)``: those references followed through the ad's own attributes (``START`` in
+  ``Requirements = START``), giving every name of the ad and of the other ad that can matter.
+* ``value_key(node)``: a hashable stand-in for an attribute's expression, equal for equal
+  expressions: the literal's type and value, or the canonical text. Slot and job *classes* are
+  built from these keys: two ads with the same keys for every referenced name evaluate alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from htcpool.classad import ClassAd, ExprTree
+from htcpool.classad.nodes import AttrRef, Literal, Node
+
+Ref = tuple[str | None, str]  # (scope, lower-cased name)
+
+_refs_cache: dict[int, tuple[Node, frozenset[Ref]]] = {}
+_text_cache: dict[int, tuple[Node, str]] = {}
+
+
+def references(node: Node) -> frozenset[Ref]:
+    hit = _refs_cache.get(id(node))
+    if hit is not None and hit[0] is node:
+        return hit[1]
+    out: set[Ref] = set()
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if type(n) is AttrRef:
+            assert isinstance(n, AttrRef)
+            b = n.base
+            if b is None:
+                if n.key not in ("my", "target"):
+                    out.add((None, n.key))
+            elif type(b) is AttrRef and b.base is None and b.key in ("my", "target"):
+                out.add((b.key, n.key))
+            else:
+                out.add((None, n.key))
+                stack.append(b)
+            continue
+        if isinstance(n, ClassAd):
+            continue
+        stack.extend(n.children())
+    result = frozenset(out)
+    if len(_refs_cache) > 200_000:
+        _refs_cache.clear()
+    _refs_cache[id(node)] = (node, result)
+    return result
+
+
+def closure(ad: ClassAd, nodes: Iterable[Node]) -> tuple[set[str], set[str]]:
+    """Names of ``ad`` and names of the other ad that ``nodes`` (evaluated with ``ad`` as MY) can read.
+
+    Returns ``(own, other)``: unscoped names the ad does not define count in both (HTCondor's
+    fallback to the other ad), ``TARGET.x`` only in ``other``.
+    """
+    own: set[str] = set()
+    other: set[str] = set()
+    stack = list(nodes)
+    seen: set[str] = set()
+    exprs = ad._exprs
+    while stack:
+        for scope, name in references(stack.pop()):
+            if scope == "target":
+                other.add(name)
+                continue
+            own.add(name)
+            node = exprs.get(name)
+            if node is None:
+                if scope is None:
+                    other.add(name)
+            elif name not in seen:
+                seen.add(name)
+                stack.append(node)
+    return own, other
+
+
+def value_key(node: Node | None) -> Any:
+    """A hashable key equal for equal expressions (None for an absent attribute)."""
+    if node is None:
+        return None
+    if type(node) is Literal:
+        v = node.value
+        return (type(v), v)
+    hit = _text_cache.get(id(node))
+    if hit is not None and hit[0] is node:
+        return hit[1]
+    text = repr(ExprTree._wrap(node))
+    if len(_text_cache) > 200_000:
+        _text_cache.clear()
+    _text_cache[id(node)] = (node, text)
+    return text
+
+
+def literal(ad: ClassAd, name: str, default: Any = None) -> Any:
+    """The value of a literal attribute, evaluating it only when it is an expression."""
+    node = ad._exprs.get(name.lower())
+    if node is None:
+        return default
+    if type(node) is Literal:
+        return node.value
+    return ad.evaluate(name)
+
+
+def number(v: Any) -> float | None:
+    t = type(v)
+    if t is int or t is float or t is bool:
+        return float(v)
+    return None

@@ -1,0 +1,143 @@
+"""Negotiation with hierarchical group quotas: allocation rounds in starvation order.
+
+Rules (seed section 3.6.8; HTCondor 25 ``hgq_negotiate_with_all_groups``):
+
+* Each group's demand is the weighted running plus idle jobs of its submitters; a submitter without
+  an ``@`` is not negotiated for. Its usage is its own record's weighted usage.
+* Up to ``GROUP_QUOTA_MAX_ALLOCATION_ROUNDS`` rounds. Each round allocates quotas and surplus
+  (``GroupTree.fair_share``), sorts the groups by ``GROUP_SORT_EXPR`` evaluated in an ad with
+  ``AccountingGroup``, ``GroupQuota``, ``GroupResourcesAllocated`` and ``GroupResourcesInUse``
+  (ascending; ties in ``GROUP_NAMES`` order, a stable choice where HTCondor's sort is not), and spins one pie
+  per group within ``max(allocated, quota)``, capped by the room of ancestors that do not accept
+  surplus (``NEGOTIATOR_STRICT_ENFORCE_QUOTA``). The limit is truncated to whole slots only when
+  slots are unweighted (HTCondor truncates always, a defect not copied).
+* With autoregroup, the root comes last and its pie covers the whole pool, with the submitters of
+  autoregroup groups negotiating again, under ``SubmitterNegotiatingGroup = "<none>"``.
+* After a round a group that used less than its allocation asks only for what it uses, freeing the
+  rest for the next round; rounds stop once every allocation is used.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+from htcpool.classad import ClassAd, ExprTree
+from htcpool.negotiator.exprinfo import number
+from htcpool.negotiator.groups import GroupNode
+from htcpool.negotiator.pie import SubmitterState, negotiate_with_group
+from htcpool.negotiator.settings import ROOT_GROUP
+
+if TYPE_CHECKING:
+    from htcpool.negotiator.cycle import NegotiationCycle
+
+_EPS = 1e-9
+
+
+def _demand(s: SubmitterState, cyc: NegotiationCycle) -> float:
+    table_jobs = s.running_jobs + s.idle_jobs()
+    if not cyc.policy.groups.use_weighted_demand:
+        return float(table_jobs)
+    weight = 1.0
+    if s.requests:
+        v = number(s.requests[0].ad.evaluate("RequestCpus"))
+        weight = v if v is not None and cyc.policy.accountant.slot_weight.lower() == "cpus" else 1.0
+    return table_jobs * weight
+
+
+def negotiate_groups(cyc: NegotiationCycle, states: list[SubmitterState]) -> None:
+    tree = cyc.groups
+    assert tree is not None
+    gp = cyc.policy.groups
+    acct = cyc.accountant
+    members: dict[str, list[SubmitterState]] = {n.name: [] for n in tree.nodes()}
+    for s in states:
+        if "@" not in s.name:
+            continue
+        members[tree.assigned_group(s.name)].append(s)
+    autoregroup_list = [s for n in tree.nodes() if n.autoregroup and n is not tree.root for s in members[n.name]]
+    root_list = members[ROOT_GROUP] + autoregroup_list if tree.root.autoregroup else members[ROOT_GROUP]
+    for n in tree.nodes():
+        n.demand = sum(_demand(s, cyc) for s in members[n.name])
+        n.requested = n.demand
+    sort_expr = ExprTree(gp.sort_expr)
+    order_index = {id(n): tree.config_order.get(n.name.lower(), 0) for n in tree.nodes()}
+    for _round in range(max(1, gp.max_allocation_rounds)):
+        for n in tree.nodes():
+            n.usage = acct.weighted_usage(n.name)
+        tree.fair_share()
+        if tree.root.autoregroup:
+            tree.root.quota = tree.root.allocated = cyc.pool_weight
+        any_surplus = any(n.accept_surplus for n in tree.nodes() if n is not tree.root)
+        maxdelta = max(
+            [max(0.0, (n.allocated if any_surplus else n.quota) - n.usage) for n in tree.nodes()] + [0.0]
+        )
+        for n in tree.nodes():
+            ad = ClassAd({
+                "AccountingGroup": n.name,
+                "GroupQuota": n.quota,
+                "GroupResourcesAllocated": n.allocated,
+                "GroupResourcesInUse": n.usage,
+            })
+            v = number(sort_expr.evaluate(ad, None, cyc.context))
+            n.sort_key = v if v is not None else 3.4028234663852886e38
+        ordered = sorted(
+            tree.nodes(),
+            key=lambda n: (tree.root.autoregroup and n is tree.root, n.sort_key, order_index[id(n)]),
+        )
+        rate = max(1.0, gp.round_robin_rate)
+        step = 0.0
+        while True:
+            step = min(step + rate, maxdelta)
+            for n in ordered:
+                _negotiate_group(cyc, n, members, root_list, step, maxdelta)
+            if step >= maxdelta or not any(cyc.table.available):
+                break
+        total_alloc = 0.0
+        total_used = 0.0
+        for n in tree.nodes():
+            n.usage = acct.weighted_usage(n.name)
+            if n.usage < n.allocated:
+                n.requested = n.usage
+            else:
+                n.requested += n.allocated
+            total_alloc += n.allocated
+            total_used += min(n.usage, n.allocated)
+        if total_used >= total_alloc - _EPS or not any(cyc.table.available):
+            break
+
+
+def _negotiate_group(cyc: NegotiationCycle, n: GroupNode, members: dict[str, list[SubmitterState]],
+                     root_list: list[SubmitterState], step: float, maxdelta: float) -> None:
+    tree = cyc.groups
+    assert tree is not None
+    pol = cyc.policy
+    subs = root_list if n is tree.root else members[n.name]
+    usage = cyc.accountant.weighted_usage(n.name)
+    if n.allocated <= 0 or not subs or (usage >= n.allocated and not pol.consider_preemption):
+        return
+    target = max(n.allocated, n.quota)
+    delta = max(0.0, target - usage)
+    if delta > 0:
+        slots = usage + delta * step / maxdelta if maxdelta > 0 else target
+    else:
+        slots = target
+    slots = min(slots, target)
+    if not pol.accountant.use_slot_weights:
+        slots = math.floor(slots)
+    if pol.groups.strict_enforce_quota:
+        n.usage = usage
+        slots = tree.strict_limit(n, slots)
+    autoregroup = n is tree.root and tree.root.autoregroup
+    group = None if autoregroup else n.name
+    below = [
+        s for s in subs
+        if cyc.accountant.record(s.name).floor > 0
+        and cyc.accountant.weighted_usage(s.name) < cyc.accountant.record(s.name).floor
+    ]
+    if below:
+        negotiate_with_group(cyc, below, slots, group, negotiating_group=n.name, floor_round=True)
+    negotiate_with_group(
+        cyc, subs, math.inf if autoregroup else slots, group,
+        negotiating_group=n.name, autoregroup=autoregroup,
+    )

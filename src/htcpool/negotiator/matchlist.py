@@ -1,0 +1,400 @@
+"""Matching one job: candidates, their order, and the best slot that the submitter's limits permit.
+
+For a request (an autocluster, seen through one representative job ad), the candidate slots are the
+full classes of every match class whose two ``Requirements`` hold, each class in the order of the
+seed's sort (section 3.6.5): ``NEGOTIATOR_PRE_JOB_RANK``, job ``RANK``, ``NEGOTIATOR_POST_JOB_RANK``,
+reason (No Preemption, then Rank, then Priority), ``PREEMPTION_RANK``; higher is better, and ties go
+to the slot that came first in the input (HTCondor's unstable sort is not copied).
+
+A claimed slot is a candidate by reason of Rank when its ``RANK`` of the job beats ``CurrentRank``
+(``PreemptingRank`` when a preemption is pending), or by reason of Priority when the running job's
+user is another submitter, ``PREEMPTION_REQUIREMENTS`` holds and the slot's ``RANK`` is not worse.
+
+The sorted lists are computed once per (autocluster, ephemeral-attribute token) and shared; each
+(submitter, autocluster) walks them with its own cursors, merged through a heap of the lists' heads,
+so a job costs O(log classes) once the lists exist. Slots taken by other jobs are skipped lazily.
+
+A p-slot with a consumption policy (``MachineResources`` and ``Consumption<R>``) stays in the cycle
+after a match with its resources reduced; it keeps its class (and its rank from the start of the
+cycle) but is re-checked against each job with its current resources. ``ALLOW_PSLOT_PREEMPTION``
+adds the dynamic slots of a p-slot to it, lowest ``CurrentRank`` first, until the job fits; it is
+tried for a job that no slot can take otherwise.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass
+
+from htcpool.classad import ClassAd, EvalContext, ExprTree
+from htcpool.classad.match import requirements_hold
+from htcpool.classad.nodes import Literal
+from htcpool.negotiator.exprinfo import closure, literal, number
+from htcpool.negotiator.outcomes import PreemptState
+from htcpool.negotiator.slotclasses import NEG_INF, FullClass, SlotTable, truth
+
+NegKey = tuple[float, ...]
+Permit = Callable[[PreemptState, float], bool]
+
+
+@dataclass(frozen=True, slots=True)
+class MatchEval:
+    """The outcome of a successful requirements test: the consumption-policy amounts, if any."""
+
+    consumed: tuple[tuple[str, float], ...] = ()
+
+
+@dataclass(slots=True)
+class Candidate:
+    index: int
+    state: PreemptState
+    key: NegKey
+    evaluation: MatchEval
+    dslots: tuple[int, ...] = ()
+    after: ClassAd | None = None  # a consumption-policy p-slot after the deduction
+    charge: float | None = None
+
+
+class _Cursor:
+    """A walk over one sorted list of classes, for one (submitter, autocluster)."""
+
+    __slots__ = ("entries", "pos", "cp_pos", "verify")
+
+    def __init__(self, entries: list[tuple[NegKey, FullClass]], verify: Callable[[int], bool]) -> None:
+        self.entries = entries
+        self.pos = 0
+        self.cp_pos: dict[int, int] = {}
+        self.verify = verify
+
+    def head(self, table: SlotTable) -> tuple[NegKey, int] | None:
+        entries, available = self.entries, table.available
+        while self.pos < len(entries):
+            key, f = entries[self.pos]
+            if not f.consumption:
+                idx = f.head(available)
+            else:
+                idx = self._cp_head(f, table)
+            if idx is not None:
+                return key, idx
+            self.pos += 1
+        return None
+
+    def _cp_head(self, f: FullClass, table: SlotTable) -> int | None:
+        f.head(table.available)
+        p = max(self.cp_pos.get(f.id, 0), f.pos)
+        slots = f.slots
+        while p < len(slots):
+            i = slots[p]
+            if table.available[i] and (not table.changed[i] or self.verify(i)):
+                break
+            p += 1
+        self.cp_pos[f.id] = p
+        return slots[p] if p < len(slots) else None
+
+
+class _Walk:
+    """The candidate heap of one (submitter, autocluster, rank-only flag)."""
+
+    __slots__ = ("heap",)
+
+    def __init__(self, cursors: list[_Cursor], table: SlotTable) -> None:
+        self.heap: list[tuple[NegKey, int, int, _Cursor]] = []
+        for seq, c in enumerate(cursors):
+            h = c.head(table)
+            if h is not None:
+                self.heap.append((h[0], h[1], seq, c))
+        heapq.heapify(self.heap)
+
+
+class Matchmaker:
+    """Finds the best slot for a job among a cycle's ``SlotTable``."""
+
+    def __init__(
+        self,
+        table: SlotTable,
+        context: EvalContext,
+        *,
+        preemption_requirements_stable: bool = True,
+        allow_pslot_preemption: bool = False,
+    ) -> None:
+        self.table = table
+        self.context = context
+        self.preq_stable = preemption_requirements_stable
+        self.allow_pslot_preemption = allow_pslot_preemption
+        self._req: dict[tuple[Hashable, Hashable, Hashable], MatchEval | None] = {}
+        self._lists: dict[tuple[Hashable, Hashable, bool], list[list[tuple[NegKey, FullClass]]]] = {}
+        self._walks: dict[tuple[str, Hashable, Hashable, bool], _Walk] = {}
+        self._job_rank_dependent: dict[Hashable, bool] = {}
+        self.slot_universe: set[str] = set()
+        for ad in table.ads:
+            self.slot_universe.update(ad._exprs)
+        self.evaluations = 0
+
+    # ------------------------------------------------------------------ requirements
+    def requirements(self, sig: Hashable, token: Hashable, job: ClassAd, slot: ClassAd,
+                     mkey: Hashable, cp: tuple[str, ...] | None) -> MatchEval | None:
+        key = (sig, token, mkey)
+        if key in self._req:
+            return self._req[key]
+        result = self._evaluate(job, slot, cp)
+        self._req[key] = result
+        return result
+
+    def _evaluate(self, job: ClassAd, slot: ClassAd, cp: tuple[str, ...] | None) -> MatchEval | None:
+        self.evaluations += 1
+        ctx = self.context
+        if not cp:
+            if requirements_hold(job, slot, ctx) and requirements_hold(slot, job, ctx):
+                return MatchEval()
+            return None
+        amounts: list[tuple[str, float]] = []
+        for r in cp:
+            v = number(slot.evaluate(f"Consumption{r}", ctx, job))
+            amounts.append((r, 0.0 if v is None else v))
+        for r, amount in amounts:
+            have = number(literal(slot, r, 0)) or 0.0
+            if amount < 0 or amount > have:
+                return None
+        if not any(a > 0 for _, a in amounts):
+            return None
+        trial = job.copy()
+        for r, amount in amounts:
+            trial[f"Request{r}"] = amount
+        if requirements_hold(trial, slot, ctx) and requirements_hold(slot, trial, ctx):
+            return MatchEval(tuple(amounts))
+        return None
+
+    def _current(self, i: int, sig: Hashable, token: Hashable, job: ClassAd) -> MatchEval | None:
+        t = self.table
+        ad = t.ads[i]
+        return self.requirements(sig, token, job, ad, t.match_key(ad), t.cp_resources[i])
+
+    # ------------------------------------------------------------------ candidate lists
+    def job_rank_dependent(self, sig: Hashable, job: ClassAd) -> bool:
+        dep = self._job_rank_dependent.get(sig)
+        if dep is None:
+            node = job._exprs.get("rank")
+            dep = False
+            if node is not None:
+                _, other = closure(job, [node])
+                dep = bool(other & self.slot_universe)
+            self._job_rank_dependent[sig] = dep
+        return dep
+
+    def _build_lists(self, sig: Hashable, token: Hashable, job: ClassAd) -> list[list[tuple[NegKey, FullClass]]]:
+        t = self.table
+        dep = self.job_rank_dependent(sig, job)
+        rank_expr = ExprTree._wrap(job._exprs["rank"]) if dep else None
+        out: list[list[tuple[NegKey, FullClass]]] = []
+        for m in t.match_classes.values():
+            first = m.full[0]
+            if self.requirements(sig, token, job, m.rep, m.key, t.cp_resources[first.slots[0]]) is None:
+                continue
+            if m.static_order is not None and not dep:
+                out.append(m.static_order)
+                continue
+            entries: list[tuple[NegKey, FullClass]] = []
+            for f in m.full:
+                jr = 0.0
+                if rank_expr is not None:
+                    jr = number(rank_expr.evaluate(job, f.rep, self.context)) or 0.0
+                k = t.sort_key(f, job, jr)
+                if k is not None:
+                    entries.append((k, f))
+            entries.sort(key=lambda e: (e[0], e[1].slots[0]))
+            if entries:
+                out.append(entries)
+        return out
+
+    def _walk(self, submitter: str, sig: Hashable, token: Hashable, job: ClassAd, rank_only: bool) -> _Walk:
+        wkey = (submitter, sig, token, rank_only)
+        walk = self._walks.get(wkey)
+        if walk is not None:
+            return walk
+        lkey = (sig, token, False)
+        lists = self._lists.get(lkey)
+        if lists is None:
+            lists = self._build_lists(sig, token, job)
+            self._lists[lkey] = lists
+        rank_state = -float(PreemptState.RANK)
+        prio_state = -float(PreemptState.PRIO)
+        cursors = []
+        for entries in lists:
+            if rank_only:
+                entries = [e for e in entries if e[0][3] == rank_state]
+            elif any(e[0][3] == prio_state and e[1].remote_user == submitter for e in entries):
+                entries = [e for e in entries if not (e[0][3] == prio_state and e[1].remote_user == submitter)]
+            if entries:
+                cursors.append(_Cursor(entries, self._verifier(sig, token, job)))
+        walk = _Walk(cursors, self.table)
+        self._walks[wkey] = walk
+        return walk
+
+    def _verifier(self, sig: Hashable, token: Hashable, job: ClassAd) -> Callable[[int], bool]:
+        def verify(i: int) -> bool:
+            return self._current(i, sig, token, job) is not None
+
+        return verify
+
+    def forget_walks(self) -> None:
+        """Drop the per-submitter walks (at a new spin); the shared lists are kept."""
+        self._walks.clear()
+
+    # ------------------------------------------------------------------ the best candidate
+    def best(self, submitter: str, sig: Hashable, token: Hashable, job: ClassAd, rank_only: bool,
+             permit: Permit, cost: Callable[[Candidate], float]) -> tuple[Candidate | None, str]:
+        """The best candidate the limits permit, or None and the rejection reason."""
+        t = self.table
+        walk = self._walk(submitter, sig, token, job, rank_only)
+        heap = walk.heap
+        set_aside: list[tuple[NegKey, int, int, _Cursor]] = []
+        reason = "no match found"
+        found: Candidate | None = None
+        while heap:
+            key, idx, seq, cur = heap[0]
+            h = cur.head(t)
+            if h is None:
+                heapq.heappop(heap)
+                continue
+            if h[1] != idx or h[0] != key:
+                heapq.heapreplace(heap, (h[0], h[1], seq, cur))
+                continue
+            state = PreemptState(int(-key[3]))
+            if state is PreemptState.PRIO and not self.preq_stable and not self._preq_now(idx, job):
+                reason = "PREEMPTION_REQUIREMENTS == False"
+                set_aside.append(heapq.heappop(heap))
+                continue
+            ev = self._current(idx, sig, token, job) if t.changed[idx] else None
+            cand = Candidate(idx, state, key, ev or self._class_eval(idx, sig, token, job))
+            if permit(state, cost(cand)):
+                found = cand
+                break
+            reason = "submitter limit exceeded"
+            set_aside.append(heapq.heappop(heap))
+        for e in set_aside:
+            heapq.heappush(heap, e)
+        if found is None and self.allow_pslot_preemption and reason == "no match found":
+            found = self.pslot_preemption(submitter, job, rank_only, permit, cost)
+        return found, reason
+
+    def _class_eval(self, idx: int, sig: Hashable, token: Hashable, job: ClassAd) -> MatchEval:
+        t = self.table
+        f = t.full_of[idx]
+        assert f is not None
+        m = f.match_class
+        ev = self.requirements(sig, token, job, m.rep, m.key, t.cp_resources[idx])
+        return ev if ev is not None else MatchEval()
+
+    def _preq_now(self, idx: int, job: ClassAd) -> bool:
+        t = self.table
+        node = t.policy_nodes.get("preq")
+        return node is not None and truth(ExprTree._wrap(node).evaluate(t.ads[idx], job, self.context))
+
+    # ------------------------------------------------------------------ p-slot preemption
+    def pslot_preemption(self, submitter: str, job: ClassAd, rank_only: bool,
+                         permit: Permit, cost: Callable[[Candidate], float]) -> Candidate | None:
+        """Try every p-slot with dynamic slots: add d-slots, lowest CurrentRank first, until it fits."""
+        t = self.table
+        best: Candidate | None = None
+        for i, ad in enumerate(t.ads):
+            if not t.available[i] or literal(ad, "PartitionableSlot") is not True:
+                continue
+            cand = self._pslot_try(i, ad, submitter, job, rank_only)
+            if cand is None or not permit(cand.state, cost(cand)):
+                continue
+            if best is None or cand.key < best.key:
+                best = cand
+        return best
+
+    def _pslot_try(self, i: int, pslot: ClassAd, submitter: str, job: ClassAd, rank_only: bool) -> Candidate | None:
+        t, ctx = self.table, self.context
+        child_names = pslot.eval("ChildName") if "ChildName" in pslot else []
+        if not isinstance(child_names, list) or not child_names:
+            return None
+        new_rank = number(ExprTree._wrap(pslot._exprs["rank"]).evaluate(pslot, job, ctx)) if "rank" in pslot._exprs else 0.0
+        new_rank = new_rank or 0.0
+        dslots: list[tuple[float, int, int]] = []
+        for n, name in enumerate(child_names):
+            j = t.by_name.get(str(name))
+            if j is None or not t.available[j]:
+                continue
+            d = t.ads[j]
+            if (number(literal(d, "RetirementTimeRemaining", 0)) or 0) > 0 or literal(d, "State") == "Preempting":
+                continue
+            rank = number(d.evaluate("CurrentRank", ctx)) or 0.0
+            dslots.append((rank, n, j))
+        dslots.sort()
+        trial = pslot.copy()
+        state = PreemptState.NONE
+        taken: list[int] = []
+        for rank, _, j in dslots:
+            if rank > new_rank:
+                break
+            d = t.ads[j]
+            if rank == new_rank:
+                if rank_only:
+                    continue
+                remote = literal(d, "AccountingGroup") or literal(d, "RemoteUser")
+                if remote == submitter:
+                    continue
+                preq = t.policy_nodes.get("preq")
+                if preq is None or not truth(ExprTree._wrap(preq).evaluate(d, job, ctx)):
+                    continue
+                state = PreemptState.PRIO
+            elif state is not PreemptState.PRIO:
+                state = PreemptState.RANK
+            for r in ("Cpus", "Memory", "Disk"):
+                have = number(literal(trial, r, 0)) or 0.0
+                trial[r] = int(have) + (number(literal(d, r, 0)) or 0.0)
+            taken.append(j)
+            if requirements_hold(job, trial, ctx) and requirements_hold(trial, job, ctx):
+                pre = self._rank(t.policy_nodes.get("pre"), trial, job)
+                post = self._rank(t.policy_nodes.get("post"), trial, job)
+                jr = number(job.evaluate("Rank", ctx, trial)) or 0.0
+                prank = self._rank(t.policy_nodes.get("prank"), trial, job)
+                key = (-pre, -jr, -post, -float(state), -prank, float(i))
+                return Candidate(i, state, key, MatchEval(), tuple(taken))
+        return None
+
+    def _rank(self, node: object, slot: ClassAd, job: ClassAd) -> float:
+        if node is None:
+            return NEG_INF
+        v = number(ExprTree._wrap(node).evaluate(slot, job, self.context))  # type: ignore[arg-type]
+        return NEG_INF if v is None else v
+
+    # ------------------------------------------------------------------ taking a slot
+    def cost(self, cand: Candidate) -> float:
+        """Usage charged for the match: the weight, or the weight a consumption policy removes."""
+        if cand.charge is not None:
+            return cand.charge
+        t = self.table
+        if not cand.evaluation.consumed or cand.dslots:
+            cand.charge = t.weights[cand.index]
+        else:
+            cand.after = self._deducted(cand.index, cand.evaluation)
+            cand.charge = t.weights[cand.index] - t.weigh(cand.after)
+        return cand.charge
+
+    def _deducted(self, i: int, ev: MatchEval) -> ClassAd:
+        ad = self.table.ads[i].copy()
+        for r, amount in ev.consumed:
+            have = number(literal(ad, r, 0)) or 0.0
+            left = have - amount
+            ad.insert_node(r, Literal(int(left) if float(left).is_integer() else left))
+        return ad
+
+    def take(self, cand: Candidate) -> None:
+        t = self.table
+        i = cand.index
+        if cand.evaluation.consumed and not cand.dslots:
+            ad = cand.after if cand.after is not None else self._deducted(i, cand.evaluation)
+            t.ads[i] = ad
+            t.weights[i] = t.weigh(ad)
+            t.changed[i] = True
+            if (number(literal(ad, "Cpus", 1)) or 0.0) <= 0:
+                t.available[i] = False
+        else:
+            t.available[i] = False
+        for j in cand.dslots:
+            t.available[j] = False

@@ -1,0 +1,255 @@
+"""The pie spin: sharing a pool (or a group's quota) among submitters by their priorities.
+
+Rules (seed sections 3.6.5 and 3.6.6; HTCondor 25 ``negotiateWithGroup``):
+
+* Each spin, submitter *i* gets the share ``(1/EUP_i) / Σ (1/EUP)`` of the pie (the pool's weighted
+  size, or the group's quota), less what it already uses: EUPs 5, 10 and 20 get 4:2:1.
+* Submitters are walked in EUP order (then starvation, then input order: a stable sort where
+  HTCondor's is not). Each gets jobs matched, best job priority first, until its slice is used; a
+  slice is never more than what is left of the pie. A submitter whose slice is below one slot's
+  weight is skipped on later spins; one whose jobs are all placed or rejected is done.
+* The pie spins again, shares recomputed among those left, while a spin made progress and both
+  slots and submitters remain.
+* On the first spin with preemption considered, a submitter past its slice may still take slots
+  whose ``RANK`` prefers its jobs (startd-rank-only mode).
+* A limit admits a match when ``used + cost ≤ limit``, or once per spin when nothing is used yet
+  (so fractional shares do not strand slots). Unclaimed slots count against the unclaimed limit
+  (capped by the group's room), preemption by priority against the limit, rank preemption against
+  nothing.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from htcpool.classad import ClassAd
+from htcpool.negotiator.matchlist import Candidate
+from htcpool.negotiator.outcomes import Match, PreemptState, Rejection, SubmitterShare
+from htcpool.negotiator.requests import ResourceRequest
+from htcpool.negotiator.settings import ROOT_GROUP
+
+if TYPE_CHECKING:
+    from htcpool.negotiator.cycle import NegotiationCycle
+
+_EPS = 1e-9
+
+
+@dataclass(eq=False)
+class SubmitterState:
+    """A submitter during one cycle: its requests and how far each has been placed."""
+
+    name: str
+    schedd: str
+    requests: list[ResourceRequest]
+    order: int
+    running_jobs: int = 0
+    placed: list[int] = field(default_factory=list)  # jobs placed per request
+
+    def idle_jobs(self) -> int:
+        return sum(len(r.jobs) - p for r, p in zip(self.requests, self.placed, strict=True))
+
+
+def _permits(used: float, allowed: float, cost: float) -> bool:
+    """The submitter-limit test. A relative tolerance of 1e-6 keeps a share such as 9.999999 (left
+    by a nice user's tiny slice) from stranding the tenth slot for the nice user's round-up."""
+    return used + cost <= allowed * (1 + 1e-6) + _EPS or (used <= 0 and allowed > 0)
+
+
+def negotiate_with_group(
+    cyc: NegotiationCycle,
+    submitters: list[SubmitterState],
+    group_quota: float,
+    group: str | None,
+    *,
+    negotiating_group: str = ROOT_GROUP,
+    autoregroup: bool = False,
+    floor_round: bool = False,
+) -> None:
+    """Spin the pie for ``submitters`` within ``group_quota`` (``math.inf`` for no group limit)."""
+    acct, pol, stats = cyc.accountant, cyc.policy, cyc.stats
+    stats.pies += 1
+    subs = list(submitters)
+    spin = 0
+    while True:
+        spin += 1
+        stats.pie_spins += 1
+        cyc.matchmaker.forget_walks()
+        ignore_limit = spin == 1 and pol.consider_preemption
+        group_usage = acct.weighted_usage(group) if group else 0.0
+        if group and not ignore_limit and group_usage >= group_quota:
+            break
+        if not pol.consider_preemption:
+            subs = [s for s in subs if s.idle_jobs() > 0]
+        if not subs:
+            break
+        eup = {s.name: acct.effective_priority(s.name) for s in subs}
+        inv_sum = sum(1.0 / e for e in eup.values())
+        pie = min(cyc.pool_weight, group_quota)
+
+        def limits(
+            s: SubmitterState,
+            floor: bool = floor_round,
+            eup: dict[str, float] = eup,
+            inv_sum: float = inv_sum,
+            pie: float = pie,
+            group_usage: float = group_usage,
+        ) -> tuple[float, float, float]:
+            share = (1.0 / eup[s.name]) / inv_sum
+            usage = acct.weighted_usage(s.name)
+            limit = math.inf if pol.ignore_user_priorities else max(0.0, share * pie - usage)
+            unclaimed = limit
+            if group:
+                unclaimed = min(limit, max(0.0, group_quota - group_usage))
+            if not pol.consider_preemption:
+                limit = unclaimed
+            if floor:
+                limit = min(acct.record(s.name).floor, limit)
+            return share, limit, unclaimed
+
+        pie_left = 0.0
+        starvation: dict[str, float] = {}
+        for s in subs:
+            _, lim, _ = limits(s, False)
+            pie_left += lim
+            usage = acct.weighted_usage(s.name)
+            starvation[s.name] = usage / (usage + lim) if usage + lim > 0 else 3.4e38
+        if not pol.consider_preemption and pie_left <= 0:
+            break
+        if spin == 1:
+            subs.sort(key=lambda s: (eup[s.name], starvation[s.name], s.order))
+        pie_left_orig = pie_left
+        removed = False
+        for s in list(subs):
+            if group and not ignore_limit and acct.weighted_usage(group) >= group_quota:
+                break
+            share, limit, unclaimed = limits(s)
+            if spin == 1:
+                cyc.result.shares.setdefault(s.name, SubmitterShare(share, share * pie, starvation[s.name]))
+            limit = min(limit, pie_left)
+            rec = acct.record(s.name)
+            usage = acct.weighted_usage(s.name)
+            ceil_left = math.inf if rec.ceiling < 0 else max(0.0, rec.ceiling - int(usage))
+            done = False
+            if s.idle_jobs() == 0:
+                done = True
+            elif spin > 1 and (limit < cyc.min_slot_weight or pie_left < cyc.min_slot_weight):
+                pass
+            elif ceil_left == 0 or ceil_left < cyc.min_slot_weight:
+                done = True
+            else:
+                done, used = negotiate_submitter(
+                    cyc, s, limit, unclaimed, ignore_limit, ceil_left, negotiating_group, autoregroup,
+                    group, group_quota,
+                )
+                pie_left -= used
+            if done:
+                subs.remove(s)
+                removed = True
+        if floor_round or not subs or not any(cyc.table.available):
+            break
+        if not (pie_left < pie_left_orig - _EPS or removed):
+            break
+
+
+def negotiate_submitter(
+    cyc: NegotiationCycle,
+    s: SubmitterState,
+    limit: float,
+    limit_unclaimed: float,
+    ignore_limit: bool,
+    ceil_left: float,
+    negotiating_group: str,
+    autoregroup: bool,
+    group: str | None = None,
+    group_quota: float = math.inf,
+) -> tuple[bool, float]:
+    """One session with one submitter; returns (done, weighted usage matched).
+
+    Within a group, no match may take the group past its limit: the once-per-spin round-up of
+    the submitter limit does not apply to the group's quota (HTCondor truncates the group limit
+    to whole slots instead, which under-serves weighted slots)."""
+    acct, mm, stats, now = cyc.accountant, cyc.matchmaker, cyc.stats, cyc.now
+    used = used_unclaimed = 0.0
+    rank_only = False
+    limit_rejection = False
+    rejected: set[int] = set()
+    if s.name not in cyc.negotiated:
+        cyc.negotiated.add(s.name)
+        stats.active_submitter_count += 1
+        stats.num_idle_jobs += s.idle_jobs()
+
+    def permit(state: PreemptState, cost: float) -> bool:
+        if state is PreemptState.RANK:
+            return True
+        if group is not None and acct.weighted_usage(group) + cost > group_quota * (1 + 1e-6) + _EPS:
+            return False
+        if state is PreemptState.PRIO:
+            return _permits(used, limit, cost)
+        return _permits(used_unclaimed, limit_unclaimed, cost)
+
+    for ri, req in enumerate(s.requests):
+        if s.placed[ri] >= len(req.jobs) or req.autocluster in rejected:
+            continue
+        job = cyc.request_ad(s.name, req.ad, negotiating_group, autoregroup)
+        token: Hashable = (s.name, negotiating_group) if cyc.submitter_sensitive else None
+        while s.placed[ri] < len(req.jobs):
+            if used >= limit - _EPS and not (used <= 0 and limit > 0):
+                if not ignore_limit:
+                    return False, used
+                rank_only = True
+            if used >= ceil_left:
+                return False, used
+            stats.num_jobs_considered += 1
+            cand, reason = mm.best(s.name, req.signature, token, job, rank_only, permit, mm.cost)
+            jid = req.jobs[s.placed[ri]]
+            if cand is None:
+                stats.rejections += 1
+                cyc.result.rejections.append(Rejection(s.name, jid, reason))
+                rejected.add(req.autocluster)
+                if reason == "submitter limit exceeded":
+                    limit_rejection = True
+                break
+            cost = mm.cost(cand)
+            _record(cyc, s, jid, cand, cost, negotiating_group, autoregroup)
+            mm.take(cand)
+            acct.add_match(s.name, cost, now)
+            s.placed[ri] += 1
+            used += cost
+            if cand.state is PreemptState.NONE:
+                used_unclaimed += cost
+    if used >= limit - _EPS or limit_rejection:
+        if s.name not in stats.submitters_share_limit:
+            stats.submitters_share_limit.append(s.name)
+        return False, used
+    return True, used
+
+
+def _record(cyc: NegotiationCycle, s: SubmitterState, jid: tuple[int, int], cand: Candidate,
+            cost: float, negotiating_group: str, autoregroup: bool) -> None:
+    t = cyc.table
+    slot: ClassAd = t.ads[cand.index]
+    preempted = None
+    if cand.state is not PreemptState.NONE and not cand.dslots:
+        preempted = cyc.remote_users[cand.index]
+    cyc.result.matches.append(
+        Match(
+            submitter=s.name,
+            schedd=s.schedd,
+            job=jid,
+            slot=t.names[cand.index],
+            reason=cand.state,
+            cost=cost,
+            negotiating_group=negotiating_group,
+            autoregroup=autoregroup,
+            preempted_user=preempted,
+            preempted_dslots=tuple(t.names[j] for j in cand.dslots),
+            consumed=cand.evaluation.consumed,
+        )
+    )
+    del slot
+    cyc.stats.matches += 1
+    if s.name in cyc.result.shares:
+        cyc.result.shares[s.name].matches += 1

@@ -1,0 +1,147 @@
+"""Reading the negotiator's knobs from a configuration: the one place that knows their names.
+
+``policy_from_config(config)`` takes any object with HTCondor-style typed accessors
+(``get_bool/get_int/get_float/get_str(name, subsystem=…)``, returning None for a knob that is
+unset and has no default) and returns a ``NegotiatorPolicy``. Defaults come from the
+configuration's own table (``param_info.in``); where a knob has no table entry (the ``_STABLE``
+pair, ``ALLOW_PSLOT_PREEMPTION``, ``NEGOTIATOR_STRICT_ENFORCE_QUOTA``) HTCondor's code default is
+used, as the reference digest lists it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Protocol
+
+from htcpool.negotiator.errors import PolicyError
+from htcpool.negotiator.settings import (
+    AccountantPolicy,
+    AutoclusterPolicy,
+    GroupPolicy,
+    GroupSettings,
+    NegotiatorPolicy,
+)
+
+SUBSYSTEM = "NEGOTIATOR"
+
+
+class ConfigSource(Protocol):
+    """What the adapter needs of a configuration (``htcpool.config.Config`` has it)."""
+
+    def get_bool(self, name: str, *, subsystem: str | None = None) -> Any: ...
+
+    def get_int(self, name: str, *, subsystem: str | None = None) -> Any: ...
+
+    def get_float(self, name: str, *, subsystem: str | None = None) -> Any: ...
+
+    def get_str(self, name: str, *, subsystem: str | None = None) -> Any: ...
+
+
+def _str(cfg: ConfigSource, name: str, default: str = "") -> str:
+    v = cfg.get_str(name, subsystem=SUBSYSTEM)
+    return default if v is None else str(v)
+
+
+def _bool(cfg: ConfigSource, name: str, default: bool) -> bool:
+    v = cfg.get_bool(name, subsystem=SUBSYSTEM)
+    return default if v is None else bool(v)
+
+
+def _float(cfg: ConfigSource, name: str, default: float | None) -> float | None:
+    text = cfg.get_str(name, subsystem=SUBSYSTEM)
+    if text is None or str(text).strip() == "":
+        return default
+    try:
+        return float(str(text).strip())
+    except ValueError:
+        raise PolicyError(f"{name} = {text!r} is not a number") from None
+
+
+def _names(text: str) -> list[str]:
+    return [w for w in re.split(r"[\s,]+", text) if w]
+
+
+def group_policy_from_config(cfg: ConfigSource) -> GroupPolicy:
+    default_surplus = _bool(cfg, "GROUP_ACCEPT_SURPLUS", False)
+    default_regroup = _bool(cfg, "GROUP_AUTOREGROUP", False)
+    groups = []
+    for name in _names(_str(cfg, "GROUP_NAMES")):
+        static = _float(cfg, f"GROUP_QUOTA_{name}", None)
+        dynamic = _float(cfg, f"GROUP_QUOTA_DYNAMIC_{name}", None)
+        if static is not None and static < 0:
+            raise PolicyError(f"GROUP_QUOTA_{name} = {static} is negative")
+        if dynamic is not None and not 0 <= dynamic <= 1:
+            raise PolicyError(f"GROUP_QUOTA_DYNAMIC_{name} = {dynamic} is not between 0 and 1")
+        groups.append(GroupSettings(
+            name,
+            static_quota=static,
+            dynamic_quota=dynamic,
+            accept_surplus=_bool(cfg, f"GROUP_ACCEPT_SURPLUS_{name}", default_surplus),
+            autoregroup=_bool(cfg, f"GROUP_AUTOREGROUP_{name}", default_regroup),
+        ))
+    rounds = cfg.get_int("GROUP_QUOTA_MAX_ALLOCATION_ROUNDS", subsystem=SUBSYSTEM)
+    rate = _float(cfg, "GROUP_QUOTA_ROUND_ROBIN_RATE", 1.0e100)
+    return GroupPolicy(
+        groups=tuple(groups),
+        allow_quota_oversubscription=_bool(cfg, "NEGOTIATOR_ALLOW_QUOTA_OVERSUBSCRIPTION", True),
+        sort_expr=_str(cfg, "GROUP_SORT_EXPR") or GroupPolicy().sort_expr,
+        max_allocation_rounds=int(rounds) if rounds is not None else 3,
+        round_robin_rate=rate if rate is not None else 1.0e100,
+        use_weighted_demand=_bool(cfg, "NEGOTIATOR_USE_WEIGHTED_DEMAND", True),
+        strict_enforce_quota=_bool(cfg, "NEGOTIATOR_STRICT_ENFORCE_QUOTA", True),
+    )
+
+
+def accountant_policy_from_config(cfg: ConfigSource) -> AccountantPolicy:
+    factors: dict[str, float] = {}
+    for name in ["<none>", *_names(_str(cfg, "GROUP_NAMES"))]:
+        v = _float(cfg, f"GROUP_PRIO_FACTOR_{name}", None)
+        if v:
+            factors[name.lower()] = v
+    d = AccountantPolicy()
+    return AccountantPolicy(
+        priority_halflife=max(1e-5, _float(cfg, "PRIORITY_HALFLIFE", d.priority_halflife) or d.priority_halflife),
+        default_prio_factor=_float(cfg, "DEFAULT_PRIO_FACTOR", d.default_prio_factor) or d.default_prio_factor,
+        nice_user_prio_factor=_float(cfg, "NICE_USER_PRIO_FACTOR", d.nice_user_prio_factor) or d.nice_user_prio_factor,
+        nice_user_prefix=_str(cfg, "NICE_USER_ACCOUNTING_GROUP_NAME", "nice-user") or "nice-user",
+        remote_prio_factor=_float(cfg, "REMOTE_PRIO_FACTOR", d.remote_prio_factor) or d.remote_prio_factor,
+        accountant_local_domain=_str(cfg, "ACCOUNTANT_LOCAL_DOMAIN"),
+        group_prio_factors=factors,
+        discount_suspended_resources=_bool(cfg, "NEGOTIATOR_DISCOUNT_SUSPENDED_RESOURCES", False),
+        use_slot_weights=_bool(cfg, "NEGOTIATOR_USE_SLOT_WEIGHTS", True),
+        slot_weight=_str(cfg, "SLOT_WEIGHT", "Cpus") or "Cpus",
+        force_negotiator_slot_weight=_bool(cfg, "FORCE_NEGOTIATOR_SLOT_WEIGHT", False),
+    )
+
+
+def policy_from_config(cfg: ConfigSource) -> NegotiatorPolicy:
+    """Every negotiator knob, read once; the result is a plain frozen record."""
+    d = NegotiatorPolicy()
+    length = cfg.get_int("NEGOTIATION_CYCLE_STATS_LENGTH", subsystem=SUBSYSTEM)
+    return NegotiatorPolicy(
+        preemption_requirements=_str(cfg, "PREEMPTION_REQUIREMENTS") or "False",
+        preemption_requirements_stable=_bool(cfg, "PREEMPTION_REQUIREMENTS_STABLE", True),
+        preemption_rank=_str(cfg, "PREEMPTION_RANK") or d.preemption_rank,
+        preemption_rank_stable=_bool(cfg, "PREEMPTION_RANK_STABLE", True),
+        pre_job_rank=_str(cfg, "NEGOTIATOR_PRE_JOB_RANK") or d.pre_job_rank,
+        post_job_rank=_str(cfg, "NEGOTIATOR_POST_JOB_RANK") or d.post_job_rank,
+        consider_preemption=_bool(cfg, "NEGOTIATOR_CONSIDER_PREEMPTION", True),
+        consider_early_preemption=_bool(cfg, "NEGOTIATOR_CONSIDER_EARLY_PREEMPTION", False),
+        allow_pslot_preemption=_bool(cfg, "ALLOW_PSLOT_PREEMPTION", False),
+        ignore_user_priorities=_bool(cfg, "NEGOTIATOR_IGNORE_USER_PRIORITIES", False),
+        cycle_stats_length=max(0, min(100, int(length) if length is not None else 3)),
+        accountant=accountant_policy_from_config(cfg),
+        groups=group_policy_from_config(cfg),
+    )
+
+
+def autocluster_policy_from_config(cfg: ConfigSource) -> AutoclusterPolicy:
+    """The schedd's knobs for folding jobs into autoclusters (read with subsystem SCHEDD)."""
+    sig = cfg.get_str("SIGNIFICANT_ATTRIBUTES", subsystem="SCHEDD")
+    add = cfg.get_str("ADD_SIGNIFICANT_ATTRIBUTES", subsystem="SCHEDD")
+    all_jobs = cfg.get_bool("NEGOTIATE_ALL_JOBS_IN_CLUSTER", subsystem="SCHEDD")
+    return AutoclusterPolicy(
+        significant_attributes=tuple(_names(str(sig))) if sig else None,
+        add_significant_attributes=tuple(_names(str(add))) if add else (),
+        negotiate_all_jobs_in_cluster=bool(all_jobs) if all_jobs is not None else False,
+    )

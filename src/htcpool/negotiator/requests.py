@@ -1,0 +1,157 @@
+"""From a schedd's idle jobs to the resource requests a negotiator sees.
+
+HTCondor's schedd walks its idle jobs in job-priority order (``PreJobPrio1``, ``PreJobPrio2``,
+``JobPrio``, ``PostJobPrio1``, ``PostJobPrio2``, each descending, then ``ClusterId`` and ``ProcId``
+ascending; seed "Job Priority" and section 3.6.5) and sends each run of consecutive jobs of one
+*autocluster* as one request ad with a job count. An autocluster is the set of jobs equal in every
+*significant attribute*: those that slot ads and the negotiator's policy expressions can read
+(``significant_attributes``), plus what the job's own ``Requirements`` and ``Rank`` read. With
+``NEGOTIATE_ALL_JOBS_IN_CLUSTER`` every job is its own autocluster, so nothing is skipped.
+
+A request that finds no slot marks its autocluster rejected for the rest of that submitter's
+session, so identical job shapes are tried once (the "cluster skipping" of the seed), while the
+next, different, lower-priority jobs are still tried.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Hashable, Iterable, Sequence
+from dataclasses import dataclass
+
+from htcpool.classad import ClassAd
+from htcpool.negotiator.exprinfo import closure, literal, number, value_key
+from htcpool.negotiator.settings import AutoclusterPolicy, NegotiatorPolicy
+
+#: attributes never significant (``MM :: compute_significant_attrs``)
+NEVER_SIGNIFICANT = frozenset(
+    name.lower()
+    for name in (
+        "CurrentTime LastHeardFrom RemoteUser RemoteOwner RemoteUserFloor RemoteUserPrio "
+        "RemoteUserResourcesInUse RemoteGroupResourcesInUse SubmitterUserResourcesInUse "
+        "SubmitterGroupResourcesInUse SubmittorPrio SubmitterUserPrio TotalJobRunTime "
+        "MachineLastMatchTime JobCurrentStartDate JobState Mips KFlops SlotID DSlotID "
+        "PartitionableSlot DynamicSlot Offline PelicanPluginVersion "
+        "CpusUsage DiskUsage GPUsUsage MemoryUsage ResidentSetSize target my"
+    ).split()
+)
+_REMOVE_REGEX = re.compile(r"^Slot[0-9]*_", re.IGNORECASE)
+#: what the schedd always puts in an autocluster's signature
+ALWAYS_SIGNIFICANT = (
+    "requirements",
+    "rank",
+    "requestcpus",
+    "requestmemory",
+    "requestdisk",
+    "requestgpus",
+    "concurrencylimits",
+)
+PRIORITY_ATTRS = ("PreJobPrio1", "PreJobPrio2", "JobPrio", "PostJobPrio1", "PostJobPrio2")
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceRequest:
+    """A run of idle jobs of one autocluster, in priority order: what one request ad stands for."""
+
+    ad: ClassAd  # the first job's ad
+    autocluster: int
+    signature: Hashable
+    jobs: tuple[tuple[int, int], ...]  # (ClusterId, ProcId)
+
+
+def significant_attributes(slots: Iterable[ClassAd], policy: NegotiatorPolicy) -> tuple[str, ...]:
+    """Job attributes that slot ads or the policy expressions may read (lower-cased, sorted)."""
+    from htcpool.classad import ExprTree
+
+    names: set[str] = set()
+    seen_shapes: set[tuple[int, ...]] = set()
+    for slot in slots:
+        nodes = [n for n in slot._exprs.values() if type(n).__name__ not in ("Literal", "ListExpr")]
+        shape = tuple(sorted(id(n) for n in nodes))
+        if shape in seen_shapes:
+            continue
+        seen_shapes.add(shape)
+        _, other = closure(slot, nodes)
+        names |= other
+    policy_nodes = [
+        ExprTree(text).node
+        for text in (
+            policy.preemption_requirements,
+            policy.preemption_rank,
+            policy.pre_job_rank,
+            policy.post_job_rank,
+        )
+    ]
+    _, other = closure(ClassAd(), policy_nodes)
+    names |= other
+    return tuple(
+        sorted(n for n in names if n not in NEVER_SIGNIFICANT and not _REMOVE_REGEX.match(n))
+    )
+
+
+def job_priority_key(job: ClassAd) -> tuple[float, ...]:
+    """Sort key of the schedd's queue order: better priorities first, then older jobs."""
+    key = [-(number(literal(job, a, 0)) or 0.0) for a in PRIORITY_ATTRS]
+    key.append(number(literal(job, "ClusterId", 0)) or 0.0)
+    key.append(number(literal(job, "ProcId", 0)) or 0.0)
+    return tuple(key)
+
+
+class AutoclusterTable:
+    """Signature → AutoClusterId, shared by every submitter whose requests should share caches."""
+
+    def __init__(self, significant: Sequence[str], policy: AutoclusterPolicy | None = None) -> None:
+        self.policy = policy or AutoclusterPolicy()
+        if self.policy.significant_attributes is not None:
+            base = [a.lower() for a in self.policy.significant_attributes]
+        else:
+            base = [a.lower() for a in significant]
+        base += [a.lower() for a in self.policy.add_significant_attributes]
+        self.attributes = tuple(dict.fromkeys([*ALWAYS_SIGNIFICANT, *base]))
+        self.ids: dict[Hashable, int] = {}
+        self._own_refs: dict[tuple[object, object], tuple[str, ...]] = {}
+
+    def signature(self, job: ClassAd) -> Hashable:
+        exprs = job._exprs
+        req, rank = exprs.get("requirements"), exprs.get("rank")
+        pair = (value_key(req), value_key(rank))
+        own = self._own_refs.get(pair)
+        if own is None:
+            names, _ = closure(job, [n for n in (req, rank) if n is not None])
+            own = tuple(sorted(n for n in names if n not in self.attributes))
+            self._own_refs[pair] = own
+        return tuple(value_key(exprs.get(a)) for a in self.attributes) + tuple(
+            value_key(exprs.get(a)) for a in own
+        )
+
+    def autocluster(self, job: ClassAd) -> tuple[int, Hashable]:
+        if self.policy.negotiate_all_jobs_in_cluster:
+            sig: Hashable = ("job", id(job))
+        else:
+            sig = self.signature(job)
+        ac = self.ids.get(sig)
+        if ac is None:
+            ac = len(self.ids)
+            self.ids[sig] = ac
+        return ac, sig
+
+
+def resource_requests(jobs: Iterable[ClassAd], table: AutoclusterTable) -> list[ResourceRequest]:
+    """Idle jobs of one submitter → request runs, in the schedd's priority order."""
+    ordered = sorted(jobs, key=job_priority_key)
+    out: list[ResourceRequest] = []
+    run: list[tuple[int, int]] = []
+    first: ClassAd | None = None
+    cur: tuple[int, Hashable] | None = None
+    for job in ordered:
+        ac = table.autocluster(job)
+        jid = (int(literal(job, "ClusterId", 0)), int(literal(job, "ProcId", 0)))
+        if cur is not None and ac[0] == cur[0]:
+            run.append(jid)
+            continue
+        if cur is not None and first is not None:
+            out.append(ResourceRequest(first, cur[0], cur[1], tuple(run)))
+        first, cur, run = job, ac, [jid]
+    if cur is not None and first is not None:
+        out.append(ResourceRequest(first, cur[0], cur[1], tuple(run)))
+    return out

@@ -1,0 +1,238 @@
+"""The cycle's slots, folded into equivalence classes so each job shape is evaluated once per class.
+
+Evaluating ``Requirements`` for every (job, slot) pair is the cost that dominates a negotiator. Two
+slots whose ads hold equal expressions for every attribute that *any* relevant expression can read
+(the jobs' ``Requirements``/``Rank``, the slots' own ``Requirements``/``Rank`` followed through
+``START`` and friends, the negotiator's rank and preemption expressions, the consumption policy)
+evaluate identically against every job, so:
+
+* a **match class** groups slots equal in everything the two ``Requirements`` (and a consumption
+  policy) can read, plus their claim; requirements are evaluated once per (autocluster, match class);
+* a **full class** refines it by everything the rank and preemption expressions can read; ranks are
+  evaluated once per full class when they do not read the job, else once per (autocluster, class).
+
+Per-slot state lives outside the classes, in arrays indexed by input position: available or not,
+the current ad of a consumption-policy p-slot whose resources shrink during the cycle, its weight.
+A class keeps its slots in input order, so ties are broken by input order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass, field
+
+from htcpool.classad import ClassAd, EvalContext, ExprTree
+from htcpool.classad.nodes import Node
+from htcpool.negotiator.exprinfo import closure, literal, number, value_key
+from htcpool.negotiator.outcomes import PreemptState
+
+RANK_COMPONENTS = ("pre", "post", "startd_rank", "preq", "prank")
+NEG_INF = -3.4028234663852886e38  # -FLT_MAX: a rank that could not be evaluated, or no PREEMPTION_RANK
+
+
+def truth(v: object) -> bool:
+    """Whether a value counts as true where HTCondor wants a boolean (non-zero numbers do)."""
+    t = type(v)
+    return v is True or ((t is int or t is float) and v != 0)
+
+
+def remote_user_for_preemption(slot: ClassAd) -> str | None:
+    """The user a slot's job runs for, as preemption sees it (pending preemptor first)."""
+    for attr in ("PreemptingAccountingGroup", "PreemptingUser", "AccountingGroup", "RemoteUser"):
+        v = literal(slot, attr)
+        if type(v) is str and v:
+            return v
+    return None
+
+
+def consumption_resources(slot: ClassAd) -> tuple[str, ...] | None:
+    """The resources of a p-slot with a consumption policy, or None when it has none."""
+    if literal(slot, "PartitionableSlot") is not True:
+        return None
+    words = literal(slot, "MachineResources")
+    if type(words) is not str:
+        return None
+    names = tuple(w for w in words.replace(",", " ").split() if w.lower() != "swap")
+    if not names or any(f"consumption{n.lower()}" not in slot._exprs for n in names):
+        return None
+    return names
+
+
+@dataclass(eq=False)
+class FullClass:
+    id: int
+    match_class: MatchClass
+    rep: ClassAd
+    slots: list[int]
+    claimed: bool
+    remote_user: str | None
+    current_rank: float
+    static: dict[str, float] = field(default_factory=dict)
+    dependent: frozenset[str] = frozenset()
+    consumption: bool = False
+    pos: int = 0  # slots before this index are no longer available (for everyone)
+
+    def head(self, available: list[bool]) -> int | None:
+        slots, p = self.slots, self.pos
+        while p < len(slots) and not available[slots[p]]:
+            p += 1
+        self.pos = p
+        return slots[p] if p < len(slots) else None
+
+
+@dataclass(eq=False)
+class MatchClass:
+    id: int
+    key: Hashable
+    rep: ClassAd
+    full: list[FullClass] = field(default_factory=list)
+    #: (negated sort key, class) in order, when no rank reads the job and nothing is claimed
+    static_order: list[tuple[tuple[float, ...], FullClass]] | None = None
+
+
+class SlotTable:
+    """The slots of one cycle: ads, weights, availability and the two levels of classes."""
+
+    def __init__(
+        self,
+        slots: Sequence[ClassAd],
+        *,
+        job_refs_req: set[str],
+        job_refs_rank: set[str],
+        job_universe: set[str],
+        policy_nodes: dict[str, Node],
+        weigh: Callable[[ClassAd], float],
+        context: EvalContext,
+        candidate: Sequence[bool] | None = None,
+    ) -> None:
+        self.ads: list[ClassAd] = list(slots)
+        self.names: list[str] = [str(literal(a, "Name", "")) for a in self.ads]
+        self.weights: list[float] = [weigh(a) for a in self.ads]
+        self.available: list[bool] = [True] * len(self.ads)
+        self.changed: list[bool] = [False] * len(self.ads)
+        self.cp_resources: list[tuple[str, ...] | None] = [consumption_resources(a) for a in self.ads]
+        self.weigh = weigh
+        self.context = context
+        self.policy_nodes = policy_nodes
+        self.job_universe = job_universe
+        self.by_name = {n: i for i, n in enumerate(self.names)}
+        match_names: set[str] = set(job_refs_req) | {"requirements"}
+        rank_names: set[str] = set(job_refs_rank) | {"rank"}
+        shapes: dict[tuple[int, ...], None] = {}
+        for i, ad in enumerate(self.ads):
+            shape = tuple(id(n) for n in ad._exprs.values())
+            if shape in shapes:
+                continue
+            shapes[shape] = None
+            req = [n for n in (ad._exprs.get("requirements"),) if n is not None]
+            cp = self.cp_resources[i]
+            if cp:
+                req += [ad._exprs[f"consumption{r.lower()}"] for r in cp]
+                match_names |= {r.lower() for r in cp} | {"machineresources"}
+            own, _ = closure(ad, req)
+            match_names |= own
+            rank_nodes = [n for n in (ad._exprs.get("rank"),) if n is not None]
+            own, _ = closure(ad, rank_nodes + list(policy_nodes.values()))
+            rank_names |= own
+        self.match_names = tuple(sorted(match_names))
+        self.rank_names = tuple(sorted(rank_names - match_names))
+        self.match_classes: dict[Hashable, MatchClass] = {}
+        self.full_classes: dict[Hashable, FullClass] = {}
+        self.full_of: list[FullClass | None] = []
+        for i, ad in enumerate(self.ads):
+            self.full_of.append(self._place(i, ad) if candidate is None or candidate[i] else None)
+        for m in self.match_classes.values():
+            if all(not f.claimed and not f.dependent for f in m.full):
+                order = [(self._static_key(f), f) for f in m.full]
+                order.sort(key=lambda e: (e[0], e[1].slots[0]))
+                m.static_order = order
+
+    # ------------------------------------------------------------------ keys
+    def match_key(self, ad: ClassAd) -> Hashable:
+        exprs = ad._exprs
+        claim = remote_user_for_preemption(ad)
+        return (claim, tuple(value_key(exprs.get(n)) for n in self.match_names))
+
+    def _place(self, i: int, ad: ClassAd) -> FullClass:
+        mkey = self.match_key(ad)
+        m = self.match_classes.get(mkey)
+        if m is None:
+            m = MatchClass(len(self.match_classes), mkey, ad)
+            self.match_classes[mkey] = m
+        exprs = ad._exprs
+        current = number(ad.evaluate("PreemptingRank", self.context))
+        if current is None:
+            current = number(ad.evaluate("CurrentRank", self.context)) or 0.0
+        fkey = (mkey, current, tuple(value_key(exprs.get(n)) for n in self.rank_names))
+        f = self.full_classes.get(fkey)
+        if f is None:
+            remote = remote_user_for_preemption(ad)
+            f = FullClass(
+                len(self.full_classes), m, ad, [], remote is not None, remote, current,
+                consumption=self.cp_resources[i] is not None,
+            )
+            self._analyse(f)
+            self.full_classes[fkey] = f
+            m.full.append(f)
+        f.slots.append(i)
+        return f
+
+    def _analyse(self, f: FullClass) -> None:
+        """Which rank components read the job; evaluate the others once for the class."""
+        dependent = set()
+        for comp in RANK_COMPONENTS:
+            if comp in ("startd_rank", "preq", "prank") and not f.claimed:
+                continue
+            node = self._component_node(f.rep, comp)
+            if node is None:
+                f.static[comp] = 0.0
+                continue
+            _, other = closure(f.rep, [node])
+            if other & self.job_universe:
+                dependent.add(comp)
+            else:
+                f.static[comp] = self._eval_component(f.rep, comp, None)
+        f.dependent = frozenset(dependent)
+
+    def _component_node(self, ad: ClassAd, comp: str) -> Node | None:
+        if comp == "startd_rank":
+            return ad._exprs.get("rank")
+        return self.policy_nodes.get(comp)
+
+    def _eval_component(self, ad: ClassAd, comp: str, job: ClassAd | None) -> float:
+        node = self._component_node(ad, comp)
+        if node is None:
+            return 0.0
+        v = ExprTree._wrap(node).evaluate(ad, job, self.context)
+        if comp == "preq":
+            return 1.0 if truth(v) else 0.0
+        n = number(v)
+        if n is None:
+            return 0.0 if comp == "startd_rank" else NEG_INF
+        return n
+
+    def component(self, f: FullClass, comp: str, job: ClassAd) -> float:
+        if comp in f.static:
+            return f.static[comp]
+        return self._eval_component(f.rep, comp, job)
+
+    def _static_key(self, f: FullClass) -> tuple[float, ...]:
+        return (-f.static.get("pre", 0.0), 0.0, -f.static.get("post", 0.0), -float(PreemptState.NONE), -NEG_INF)
+
+    # ------------------------------------------------------------------ ordering one class for one job
+    def sort_key(self, f: FullClass, job: ClassAd, job_rank: float) -> tuple[float, ...] | None:
+        """The negated (pre-job rank, job rank, post-job rank, reason, PREEMPTION_RANK), or None
+        when the class is no candidate for this job (claimed and neither Rank nor Priority)."""
+        pre = self.component(f, "pre", job)
+        post = self.component(f, "post", job)
+        if not f.claimed:
+            return (-pre, -job_rank, -post, -float(PreemptState.NONE), -NEG_INF)
+        srank = self.component(f, "startd_rank", job)
+        if srank > f.current_rank:
+            state = PreemptState.RANK
+        elif srank >= f.current_rank and self.component(f, "preq", job):
+            state = PreemptState.PRIO
+        else:
+            return None
+        prank = self.component(f, "prank", job)
+        return (-pre, -job_rank, -post, -float(state), -prank)

@@ -1,0 +1,148 @@
+"""Hierarchical group quotas: seed 3.6.7 and 3.6.8, with the numbers of its examples."""
+
+from __future__ import annotations
+
+import pytest
+
+from htcpool.negotiator import (
+    Accountant,
+    GroupPolicy,
+    GroupSettings,
+    GroupTree,
+    NegotiatorPolicy,
+    accounting_ads,
+    negotiate,
+)
+from tests.negotiator.helpers import START, count_by, many_jobs, slot, submitters
+
+PHYS_CHEM = (GroupSettings("group_physics", 20), GroupSettings("group_chemistry", 10))
+
+
+def _run(groups: GroupPolicy, nslots: int, demand: dict[str, int]) -> tuple[dict[str, int], GroupTree]:
+    pol = NegotiatorPolicy(groups=groups)
+    slots = [slot(f"s{i}@m") for i in range(nslots)]
+    jobs = {name: many_jobs(n, i + 1) for i, (name, n) in enumerate(demand.items())}
+    acct = Accountant()
+    acct.update_priorities(START)
+    out = negotiate(START, slots, submitters(slots, jobs, pol), acct, pol)
+    assert out.groups is not None
+    by_group: dict[str, int] = {}
+    for name, n in count_by(out.result.matches).items():
+        g = out.groups.assigned_group(name)
+        by_group[g] = by_group.get(g, 0) + n
+    return by_group, out.groups
+
+
+def test_static_quotas_20_10() -> None:
+    """3.6.8: thirty slots, physics limited to 20 and chemistry to 10."""
+    got, tree = _run(GroupPolicy(PHYS_CHEM), 30, {"group_physics.einstein@d": 50, "group_chemistry.curie@d": 50})
+    assert got == {"group_physics": 20, "group_chemistry": 10}
+
+
+def test_power_failure_scales_quotas_to_10_5() -> None:
+    """3.6.8: fifteen slots left scale physics to 10 and chemistry to 5 (oversubscription off,
+    because HTCondor 25 defaults NEGOTIATOR_ALLOW_QUOTA_OVERSUBSCRIPTION to true)."""
+    got, tree = _run(GroupPolicy(PHYS_CHEM, allow_quota_oversubscription=False), 15,
+                     {"group_physics.einstein@d": 50, "group_chemistry.curie@d": 50})
+    assert got == {"group_physics": 10, "group_chemistry": 5}
+    assert tree.get("group_physics").quota == 10  # type: ignore[union-attr]
+
+
+def test_doubled_pool_keeps_20_10() -> None:
+    """3.6.8: sixty slots do not scale static quotas up: still 20 and 10."""
+    got, _ = _run(GroupPolicy(PHYS_CHEM), 60, {"group_physics.einstein@d": 50, "group_chemistry.curie@d": 50})
+    assert got == {"group_physics": 20, "group_chemistry": 10}
+
+
+def test_dynamic_quotas_066_033() -> None:
+    """3.6.8: dynamic quotas of 0.66 and 0.33 of a 100-slot pool."""
+    groups = GroupPolicy((GroupSettings("group_physics", dynamic_quota=0.66),
+                          GroupSettings("group_chemistry", dynamic_quota=0.33)))
+    got, tree = _run(groups, 100, {"group_physics.a@d": 200, "group_chemistry.b@d": 200})
+    assert got == {"group_physics": 66, "group_chemistry": 33}
+    tree.assign_quotas(200)
+    assert tree.get("group_chemistry").quota == pytest.approx(66)  # type: ignore[union-attr]
+
+
+def test_dynamic_quotas_over_one_are_scaled_down() -> None:
+    """3.6.8: fractions summing past 1 are scaled so they sum to 1."""
+    tree = GroupTree(GroupPolicy((GroupSettings("a", dynamic_quota=0.8), GroupSettings("b", dynamic_quota=0.8))))
+    tree.assign_quotas(100)
+    assert tree.get("a").quota == pytest.approx(50)  # type: ignore[union-attr]
+
+
+HEP_LEP = (
+    GroupSettings("group_physics", 20),
+    GroupSettings("group_physics.hep", 15, accept_surplus=True),
+    GroupSettings("group_physics.lep", 5, accept_surplus=True),
+    GroupSettings("group_chemistry", 10),
+)
+
+
+def test_hep_lep_without_surplus() -> None:
+    """3.6.8: subgroups hep 15 and lep 5; without surplus hep stops at 15 though lep is idle."""
+    plain = tuple(GroupSettings(g.name, g.static_quota) for g in HEP_LEP)
+    got, _ = _run(GroupPolicy(plain, allow_quota_oversubscription=False), 40,
+                  {"group_physics.hep.higgs@d": 100, "group_chemistry.c@d": 100})
+    assert got == {"group_physics.hep": 15, "group_chemistry": 10}
+
+
+def test_hep_lep_with_surplus_capped_by_parent() -> None:
+    """3.6.8: hep and lep accept surplus, physics does not: hep may take lep's 5 but not beyond 20."""
+    got, _ = _run(GroupPolicy(HEP_LEP, allow_quota_oversubscription=False), 40,
+                  {"group_physics.hep.higgs@d": 100, "group_chemistry.c@d": 100})
+    assert got == {"group_physics.hep": 20, "group_chemistry": 10}
+
+
+def test_surplus_through_an_accepting_parent() -> None:
+    """3.6.8: if physics accepts surplus too, its subgroups are no longer limited by quota."""
+    groups = tuple(g if g.name != "group_physics" else GroupSettings("group_physics", 20, accept_surplus=True)
+                   for g in HEP_LEP)
+    got, _ = _run(GroupPolicy(groups, allow_quota_oversubscription=False), 40,
+                  {"group_physics.hep.higgs@d": 100})
+    assert got == {"group_physics.hep": 40}
+
+
+def test_strict_priority_via_oversubscription_and_huge_quota() -> None:
+    """3.6.8: physics quota 1,000,000 with oversubscription: physics first, chemistry gets leftovers."""
+    groups = GroupPolicy((GroupSettings("group_physics", 1_000_000), GroupSettings("group_chemistry", 1000)),
+                         allow_quota_oversubscription=True)
+    got, _ = _run(groups, 30, {"group_physics.a@d": 25, "group_chemistry.b@d": 100})
+    assert got == {"group_physics": 25, "group_chemistry": 5}
+    got, _ = _run(groups, 30, {"group_physics.a@d": 100, "group_chemistry.b@d": 100})
+    assert got == {"group_physics": 30}
+
+
+def test_starvation_order_and_group_sort_expr() -> None:
+    """3.6.8: the group using the smallest fraction of its quota goes first; <none> goes last;
+    GROUP_SORT_EXPR replaces the order."""
+    tree = GroupTree(GroupPolicy(PHYS_CHEM))
+    pol = NegotiatorPolicy(groups=GroupPolicy(PHYS_CHEM))
+    slots = [slot(f"s{i}@m") for i in range(5)]
+    jobs = {"group_physics.a@d": many_jobs(10, 1), "group_chemistry.b@d": many_jobs(10, 2), "c@d": many_jobs(10, 3)}
+    acct = Accountant()
+    acct.update_priorities(START)
+    out = negotiate(START, slots, submitters(slots, jobs, pol), acct, pol, groups=tree)
+    assert {m.submitter for m in out.result.matches[:5]} == {"group_physics.a@d"}
+    by_name = GroupPolicy(PHYS_CHEM, sort_expr='ifThenElse(AccountingGroup == "group_chemistry", 1, 2)')
+    pol = NegotiatorPolicy(groups=by_name)
+    acct = Accountant()
+    acct.update_priorities(START)
+    out = negotiate(START, slots, submitters(slots, jobs, pol), acct, pol)
+    assert {m.submitter for m in out.result.matches} == {"group_chemistry.b@d"}
+
+
+def test_group_placement_case_insensitive_and_userprio_quotas() -> None:
+    """3.6.7/3.6.8: names are case-insensitive; unknown subgroups map to the deepest known group;
+    condor_userprio -quotas shows effective, config and subtree quota, surplus and requested."""
+    tree = GroupTree(GroupPolicy(HEP_LEP))
+    assert tree.assigned_group("GROUP_PHYSICS.HEP.higgs@d") == "group_physics.hep"
+    assert tree.assigned_group("group_physics.unknown.bob@d") == "group_physics"
+    assert tree.assigned_group("alice@d") == "<none>"
+    got, tree = _run(GroupPolicy(HEP_LEP, allow_quota_oversubscription=False), 30,
+                     {"group_physics.hep.a@d": 60, "group_physics.lep.b@d": 60})
+    acct = Accountant()
+    ads = {a["Name"]: a for a in accounting_ads(acct, tree, START)}
+    hep = ads["group_physics.hep"]
+    assert (hep["EffectiveQuota"], hep["ConfigQuota"], hep["SubtreeQuota"], hep["Requested"]) == (15, 15, 15, 60)
+    assert hep["SurplusPolicy"] == "byquota" and ads["group_chemistry"]["SurplusPolicy"] == "no"
