@@ -10,6 +10,7 @@ BENCHMARKS = {
     "config": "benchmarks.bench_config",
     "submit": "benchmarks.bench_submit",
     "negotiator": "benchmarks.bench_negotiator",
+    "startd": "benchmarks.bench_startd",
 }
 
 

@@ -1,0 +1,95 @@
+"""The execute point's policy core (HTCondor's condor_startd), without I/O.
+
+Build a ``Startd`` from ``StartdSettings`` (``settings_from_config`` fills them from
+an ``htcpool.config.Config``), then feed it messages and timer calls, each with
+``now``; it answers with actions (``messages``) and keeps one ClassAd per slot::
+
+    startd = Startd(settings_from_config(config), now=0.0)
+    actions = startd.handle(RequestClaim(claim_id, job_ad), now=10.0)
+    deadline = startd.next_deadline(); actions = startd.handle_timer(deadline)
+
+Modules: ``states`` (the transition table), ``layout`` (slot types and resources),
+``settings`` (knobs and the config adapter), ``policy`` (expressions), ``evaluation``
+(the policy order), ``claim`` (claims and retirement), ``carving`` (partitionable
+slots), ``dynamic`` and ``ads`` (slot ads), ``drain`` and ``machine`` (the core).
+"""
+
+from htcpool.startd.errors import IllegalTransition, LayoutError, StartdError, StartdUsageError
+from htcpool.startd.layout import (
+    Inventory,
+    Resources,
+    Share,
+    SlotSpec,
+    build_layout,
+    parse_slot_type,
+)
+from htcpool.startd.machine import Startd
+from htcpool.startd.messages import (
+    Action,
+    ActivateClaim,
+    ActivateReply,
+    Alive,
+    BackfillClientExited,
+    BackfillClientStarted,
+    BenchmarksFinished,
+    CancelDrain,
+    ClaimReply,
+    ContinueClaim,
+    ContinueJob,
+    DaemonAction,
+    DeactivateClaim,
+    DeactivateReply,
+    Drain,
+    DrainReply,
+    FinalJobUpdate,
+    HardKill,
+    HoldJob,
+    KillBackfillClient,
+    KillStarterFamily,
+    MatchNotification,
+    Message,
+    NotifySchedd,
+    PolicyProblem,
+    ReleaseClaim,
+    RequestClaim,
+    RunBenchmarks,
+    SendAd,
+    SensorReadings,
+    Shutdown,
+    SoftKill,
+    StartBackfillClient,
+    StarterExited,
+    StartJob,
+    SuspendClaim,
+    SuspendJob,
+    Vacate,
+)
+from htcpool.startd.settings import (
+    ConfigSource,
+    SlotTypeSettings,
+    StartdSettings,
+    settings_from_config,
+)
+from htcpool.startd.slot import Slot
+from htcpool.startd.states import (
+    TRANSITIONS,
+    Activity,
+    Event,
+    State,
+    Transition,
+    step,
+    transition_diagram,
+)
+
+__all__ = [
+    "TRANSITIONS", "Action", "ActivateClaim", "ActivateReply", "Activity", "Alive", "BackfillClientExited",
+    "BackfillClientStarted", "BenchmarksFinished", "CancelDrain", "ClaimReply", "ConfigSource",
+    "ContinueClaim", "ContinueJob", "DaemonAction", "DeactivateClaim", "DeactivateReply", "Drain",
+    "DrainReply", "Event", "FinalJobUpdate", "HardKill", "HoldJob", "IllegalTransition", "Inventory",
+    "KillBackfillClient", "KillStarterFamily", "LayoutError", "MatchNotification", "Message",
+    "NotifySchedd", "PolicyProblem", "ReleaseClaim", "RequestClaim", "Resources", "RunBenchmarks",
+    "SendAd", "SensorReadings", "Share", "Shutdown", "Slot", "SlotSpec", "SlotTypeSettings", "SoftKill",
+    "StartBackfillClient", "StartJob", "Startd", "StartdError", "StartdSettings", "StartdUsageError",
+    "StarterExited", "State", "SuspendClaim", "SuspendJob", "Transition", "Vacate", "build_layout",
+    "parse_slot_type", "settings_from_config", "step", "transition_diagram",
+]

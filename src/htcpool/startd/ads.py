@@ -1,0 +1,118 @@
+"""Building slot ClassAds: static resource attributes, policy, STARTD_ATTRS, dynamic values.
+
+Static (``publish_static``): ``Name``, ``SlotID``, ``SlotTypeID``, ``SlotType``,
+``PartitionableSlot``/``DynamicSlot``, resources (``Cpus``, ``Memory``, ``Disk``,
+``VirtualMemory``, each custom resource with ``Assigned<Res>``, ``TotalSlot<Res>``,
+GPU property ads in the nested form ``GPUs_<id>``), machine totals (``Total…``,
+``Detected…``), the policy expressions, ``WithinResourceLimits`` and the attributes
+named in ``STARTD_ATTRS`` / ``SLOT<N>_STARTD_ATTRS`` (``SLOT<N>_X`` wins over ``X``;
+an empty value deletes the attribute).
+
+Dynamic (``publish_dynamic``): ``State``, ``Activity``, ``Entered…``, load and idle
+times, clock, benchmarks, claim attributes, retirement, latches, history totals and
+the advertised ``Requirements`` (normal: ``START && WithinResourceLimits``; unavailable:
+``False`` or, while draining with a start expression, that expression
+``&& WithinResourceLimits``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+from htcpool.classad import ClassAd, ClassAdError
+from htcpool.classad.nodes import Node
+from htcpool.startd.layout import Inventory, Resources
+from htcpool.startd.policy import parse
+from htcpool.startd.settings import StartdSettings
+from htcpool.startd.slot import DYNAMIC, PARTITIONABLE, Slot
+
+NORMAL_REQUIREMENTS = parse("START && WithinResourceLimits")
+UNAVAILABLE = parse("false")
+
+
+def within_resource_limits(custom: list[str], consumption: bool) -> str:
+    """HTCondor's generated WithinResourceLimits expression."""
+    if consumption:
+        parts = ["MY.Cpus > 0 && MY.ConsumptionCpus <= MY.Cpus", "MY.Memory > 0 && MY.ConsumptionMemory <= MY.Memory",
+                 "MY.Disk > 0 && MY.ConsumptionDisk <= MY.Disk"]
+        parts += [f"(MY.Consumption{r} is UNDEFINED || MY.{r} >= MY.Consumption{r})" for r in custom]
+    else:
+        parts = ["MY.Cpus > 0 && TARGET.RequestCpus <= MY.Cpus",
+                 "MY.Memory > 0 && TARGET.RequestMemory <= MY.Memory",
+                 "MY.Disk > 0 && TARGET.RequestDisk <= MY.Disk"]
+        parts += [f"(TARGET.Request{r} is UNDEFINED || MY.{r} >= TARGET.Request{r})" for r in custom]
+    return " && ".join(parts)
+
+
+def device_attr(resource: str, dev: str) -> str:
+    """Nested property-ad attribute name for a device, e.g. ``GPUs_GPU_6a96bd13``."""
+    return f"{resource}_{re.sub(r'[^A-Za-z0-9_]', '_', dev)}"
+
+
+def publish_resources(ad: ClassAd, res: Resources, provisioned: Resources, inventory: Inventory) -> None:
+    cpus = res.cpus
+    ad["Cpus"] = int(cpus + 0.1) if abs(cpus - round(cpus)) < 0.1 else cpus
+    ad["Memory"] = res.memory
+    ad["Disk"] = res.disk
+    ad["VirtualMemory"] = res.swap
+    ad["TotalSlotCpus"] = int(provisioned.cpus + 0.1)
+    ad["TotalSlotMemory"] = provisioned.memory
+    ad["TotalSlotDisk"] = provisioned.disk
+    for name, count in provisioned.custom.items():
+        ad[name] = res.custom.get(name, 0)
+        ad[f"TotalSlot{name}"] = count
+        if name in inventory.ids:
+            ids = res.ids.get(name, [])
+            ad[f"Assigned{name}"] = ", ".join(ids)
+            props = [dev for dev in ids if dev in inventory.properties]
+            for dev in props:
+                ad[device_attr(name, dev)] = inventory.properties[dev].copy()
+            if props:
+                ad.insert_node(f"Available{name}",
+                               parse("{" + ", ".join(device_attr(name, d) for d in props) + "}"))
+
+
+def publish_static(slot: Slot, settings: StartdSettings, inventory: Inventory, totals: Mapping[str, object],
+                   wrl: Node, consumption: Mapping[str, Node]) -> list[tuple[str, str]]:
+    """Write the static part of ``slot.ad``; returns (attribute, problem) for bad STARTD_ATTRS."""
+    ad = slot.ad
+    problems: list[tuple[str, str]] = []
+    ad["MyType"] = "Machine"
+    ad["Name"] = slot.name
+    ad["Machine"] = settings.hostname
+    ad["SlotTypeID"] = slot.slot_type
+    ad["SlotType"] = slot.kind
+    if slot.kind == PARTITIONABLE:
+        ad["PartitionableSlot"] = True
+    if slot.kind == DYNAMIC:
+        ad["DynamicSlot"] = True
+        ad["ParentSlotId"] = slot.slot_id
+        ad["DSlotId"] = slot.sub_id
+        ad["PslotRollupInformation"] = True
+    for k, v in totals.items():
+        ad[k] = v
+    publish_resources(ad, slot.resources, slot.provisioned, inventory)
+    for attr, node in slot.policy.nodes.items():
+        ad.insert_node(attr, node)
+    ad.insert_node("WithinResourceLimits", wrl)
+    if slot.consumption_policy:
+        for attr, node in consumption.items():
+            ad.insert_node(attr, node)
+    names = list(settings.startd_attrs) + list(settings.slot_startd_attrs.get(slot.slot_id, ()))
+    names += list(settings.latch_exprs)
+    per_slot = settings.slot_attr_values.get(slot.slot_id, {})
+    for name in dict.fromkeys(names):
+        text = per_slot.get(name, settings.attr_values.get(name))
+        if name not in per_slot and name not in settings.attr_values:
+            continue
+        if text is None or not text.strip():
+            if name in ad:
+                del ad[name]
+            continue
+        try:
+            ad.insert_node(name, parse(text))
+        except ClassAdError as e:
+            problems.append((name, f"{name} = {text} does not parse ({e}); forgot to quote a string?"))
+    ad["SlotID"] = slot.slot_id
+    return problems

@@ -1,0 +1,195 @@
+"""Partitionable slots: carving dynamic slots for claims and giving resources back.
+
+A claim request on a partitionable slot (``claim_partitionable``):
+
+1. copies the request and applies ``MODIFY_REQUEST_EXPR_Request<X>`` (request as MY,
+   slot as TARGET; the defaults quantize cpus to 1, memory to 128 MiB, disk to
+   ``DiskQuantum`` or 1024 KiB); if the modified request no longer satisfies the slot's
+   Requirements and ``MUST_MODIFY_REQUEST_EXPRS`` is false, the original is used;
+2. takes the amounts - the evaluated ``Consumption<X>`` attributes under a consumption
+   policy, otherwise ``_condor_Request<X>`` or ``Request<X>`` (cpus default 1, custom
+   resources 0; memory and disk must be given), choosing custom-resource instances
+   that satisfy the job's ``Require<Res>``;
+3. preempts listed dynamic slots whose retirement has expired (pslot preemption);
+4. subtracts the amounts, creates ``<prefix><N>_<k>`` (the smallest free k) which takes
+   the claim and enters Claimed/Idle (5); the partitionable slot gets a fresh claim id
+   and its reply carries the slot ad as "leftovers".
+
+A dynamic slot reaching Owner or Unclaimed is deleted and its resources returned.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from htcpool.classad import ClassAd
+from htcpool.classad.match import requirements_hold
+from htcpool.classad.nodes import Node
+from htcpool.startd.claim import Claim
+from htcpool.startd.layout import Resources, satisfies
+from htcpool.startd.messages import ClaimReply, RequestClaim, SendAd
+from htcpool.startd.policy import number, parse
+from htcpool.startd.settings import StartdSettings
+from htcpool.startd.slot import DYNAMIC, Slot
+from htcpool.startd.states import Activity, Event, State
+
+if TYPE_CHECKING:
+    from htcpool.startd.machine import Startd
+
+_STANDARD = {"Cpus": "CPUS", "Memory": "MEMORY", "Disk": "DISK"}
+
+
+def consumption_nodes(settings: StartdSettings, slot: Slot, custom: list[str]) -> Mapping[str, Node]:
+    """``Consumption<X>`` expressions for a slot type with a consumption policy."""
+    if not slot.consumption_policy:
+        return {}
+    stype = settings.slot_types.get(slot.slot_type)
+    per_type = stype.consumption if stype else {}
+    out: dict[str, Node] = {}
+    for attr in [*_STANDARD, *custom]:
+        key = _STANDARD.get(attr, attr)
+        text = next((v for k, v in per_type.items() if k.upper() == key.upper()), None)
+        if text is None:
+            text = next((v for k, v in settings.consumption.items() if k.upper() == key.upper()), None)
+        if text is None:
+            text = f"ifthenelse(target.Request{attr} =?= undefined, 0, target.Request{attr})"
+        out[f"Consumption{attr}"] = parse(text)
+    return out
+
+
+def _modified(startd: Startd, pslot: Slot, request: ClassAd) -> ClassAd:
+    mod = request.copy()
+    for attr, node in startd._modify.items():
+        if attr not in request:
+            continue
+        v = number(request._evaluate_node(node, pslot.ad, startd.ctx))
+        if v is not None:
+            mod[attr] = int(v)
+    return mod
+
+
+def _amount(startd: Startd, pslot: Slot, request: ClassAd, attr: str) -> float | None:
+    if pslot.consumption_policy:
+        return number(pslot.ad.evaluate(f"Consumption{attr}", startd.ctx, request))
+    for name in (f"_condor_Request{attr}", f"Request{attr}"):
+        if name in request:
+            return number(request.evaluate(name, startd.ctx, pslot.ad))
+    return None
+
+
+def claim_partitionable(startd: Startd, pslot: Slot, msg: RequestClaim, now: float) -> None:
+    from htcpool.startd import dynamic
+
+    ctx = startd.ctx
+    refuse = lambda reason: startd._emit(ClaimReply(msg.claim_id, False, reason, slot=pslot.name))  # noqa: E731
+    if pslot.state not in (State.UNCLAIMED, State.OWNER):
+        refuse(f"partitionable slot is {pslot.state.value}")
+        return
+    for cid in msg.preempt_claim_ids:
+        victim = next((c for c in pslot.children if c.claim.id == cid), None)
+        if victim is None or (victim.claim.job is not None and not startd.retirement_expired(victim, now)):
+            refuse(f"dynamic slot with claim {cid} cannot be preempted yet")
+            return
+    for cid in msg.preempt_claim_ids:
+        victim = next(c for c in pslot.children if c.claim.id == cid)
+        victim.claim.vacate_reason = "Preempted for a Priority user"
+        startd.kill_claim(victim, now)
+        if victim in startd.slots:
+            release_resources(startd, victim)
+    dynamic.publish_dynamic(startd, pslot, now)
+    request = _modified(startd, pslot, msg.request)
+    if not requirements_hold(pslot.ad, request, ctx):
+        if startd.settings.must_modify_request_exprs or not requirements_hold(pslot.ad, msg.request, ctx):
+            refuse("partitionable slot Requirements do not match the request")
+            return
+        request = msg.request
+    cpus = _amount(startd, pslot, request, "Cpus")
+    memory = _amount(startd, pslot, request, "Memory")
+    disk = _amount(startd, pslot, request, "Disk")
+    if memory is None or disk is None:
+        refuse("request has no RequestMemory or RequestDisk")
+        return
+    take = Resources(cpus=max(1.0, cpus if cpus is not None else 1.0), memory=max(1, int(memory)),
+                     disk=max(0, int(disk)))
+    left = pslot.resources
+    if take.cpus > left.cpus + 1e-9 or take.memory > left.memory or take.disk > left.disk:
+        refuse("not enough resources left in the partitionable slot")
+        return
+    for name, have in left.custom.items():
+        want = int(math.ceil(_amount(startd, pslot, request, name) or 0))
+        if want > have:
+            refuse(f"not enough {name} left in the partitionable slot")
+            return
+        take.custom[name] = want
+        if name in left.ids and want:
+            constraint = request.get(f"Require{name}")
+            text = None if constraint is None else (f'"{constraint}"' if isinstance(constraint, str)
+                                                    else repr(constraint))
+            chosen = [d for d in left.ids[name]
+                      if satisfies(text, d, startd.inventory.properties.get(d), request)][:want]
+            if len(chosen) < want:
+                refuse(f"no {name} satisfies Require{name}")
+                return
+            take.ids[name] = chosen
+    _subtract(left, take)
+    sub_id = 1
+    used = {c.sub_id for c in pslot.children}
+    while sub_id in used:
+        sub_id += 1
+    id_str = f"{pslot.id_str}_{sub_id}"
+    claim = pslot.claim
+    claim.request, claim.schedd = msg.request, msg.schedd
+    dslot = Slot(pslot.slot_id, pslot.slot_type, DYNAMIC, id_str, f"{id_str}@{startd.settings.hostname}",
+                 take, take.copy(), pslot.policy, claim, sub_id=sub_id, parent=pslot,
+                 state=State.UNCLAIMED, activity=Activity.IDLE, entered_state=now, entered_activity=now,
+                 accounted_at=now)
+    pslot.claim = Claim(startd._new_claim_id(pslot.id_str))
+    pslot.children.append(dslot)
+    startd.slots.insert(startd.slots.index(pslot) + 1 + len(pslot.children) - 1, dslot)
+    startd._publish_static(dslot)
+    startd._publish_static(pslot)
+    claim.rank = startd.rank_of(dslot, msg.request)
+    claim.start_lease(msg.alive_interval, startd.settings.max_claim_alives_missed, now)
+    dynamic.publish_dynamic(startd, pslot, now)
+    startd._emit(ClaimReply(msg.claim_id, True, slot=dslot.name, leftovers=pslot.ad.copy()))
+    startd._changed[pslot.name] = pslot
+    startd.change(dslot, Event.CLAIM, now)
+
+
+def _subtract(left: Resources, take: Resources) -> None:
+    left.cpus -= take.cpus
+    left.memory -= take.memory
+    left.disk -= take.disk
+    for name, n in take.custom.items():
+        left.custom[name] = left.custom.get(name, 0) - n
+        for dev in take.ids.get(name, []):
+            left.ids[name].remove(dev)
+
+
+def release_resources(startd: Startd, dslot: Slot) -> None:
+    """Give a dynamic slot's resources back to its parent and forget the slot."""
+    parent = dslot.parent
+    if dslot not in startd.slots or parent is None:
+        return
+    back = dslot.provisioned
+    left = parent.resources
+    left.cpus += back.cpus
+    left.memory += back.memory
+    left.disk += back.disk
+    for name, n in back.custom.items():
+        left.custom[name] = left.custom.get(name, 0) + n
+        if back.ids.get(name):
+            order = list(startd.inventory.ids.get(name, ()))
+            left.ids[name] = sorted(left.ids.get(name, []) + back.ids[name], key=order.index)
+    parent.children.remove(dslot)
+    startd.slots.remove(dslot)
+    startd._changed.pop(dslot.name, None)
+    startd._publish_static(parent)
+    startd._changed[parent.name] = parent
+    startd._emit(SendAd(dslot.name, None, invalidate=True))
+
+
+def delete_dslot(startd: Startd, dslot: Slot, now: float) -> None:
+    release_resources(startd, dslot)

@@ -1,0 +1,234 @@
+"""Machine-wide and per-slot values that change with time.
+
+``compute_machine`` turns the latest ``SensorReadings`` into per-slot load and idle
+times. Condor load: each slot's job CPU load (from the readings, 0 without a
+running job), capped at ``TotalLoadAvg``. Owner load (total minus Condor load) is
+handed out to Owner slots first, then Unclaimed, then the rest, each taking up to
+its ``Cpus``; what is left after every slot has its share goes to the first slot.
+``KeyboardIdle``/``ConsoleIdle`` are the machine's for slots numbered up to
+``SLOTS_CONNECTED_TO_KEYBOARD``/``…_CONSOLE``, otherwise the time since the startd
+began plus ``DISCONNECTED_KEYBOARD_IDLE_BOOST``.
+
+``publish_dynamic`` writes one slot's moving attributes; ``publish_all`` does every
+slot and then the ``STARTD_SLOT_ATTRS`` cross-advertising (``slot1_State`` …).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from htcpool.classad.values import ERROR, UNDEFINED
+from htcpool.startd.policy import number, truth
+from htcpool.startd.slot import CLAIM_ATTRS, Slot
+from htcpool.startd.states import Activity, State
+
+if TYPE_CHECKING:
+    from htcpool.startd.machine import Startd
+
+_ORDER = {State.OWNER: 0, State.UNCLAIMED: 1}
+_JOB_ATTRS = ("JobId", "GlobalJobId", "JobStart", "TotalJobRunTime", "TotalJobSuspendTime",
+              "RetirementTimeRemaining", "JobUniverse", "ImageSize")
+
+
+def needs_fast_poll(startd: Startd) -> bool:
+    return any((s.state in (State.CLAIMED, State.PREEMPTING) and not s.is_partitionable)
+               or s.state is State.BACKFILL or s.condor_load > 0 for s in startd.slots)
+
+
+def compute_machine(startd: Startd, now: float) -> None:
+    readings = startd.readings
+    total = max(0.0, readings.load_avg)
+    condor_total = 0.0
+    for slot in startd.slots:
+        load = readings.condor_load.get(slot.name, readings.condor_load.get(slot.id_str, 0.0)) \
+            if slot.has_job() else 0.0
+        slot.condor_load = min(load, total)
+        condor_total += slot.condor_load
+    owner = max(0.0, total - condor_total)
+    ordered = sorted(startd.slots, key=lambda s: _ORDER.get(s.state, 2))
+    for slot in ordered:
+        share = min(owner, max(slot.resources.cpus, 1.0) if not slot.is_partitionable else slot.resources.cpus)
+        slot.owner_load = share
+        owner -= share
+    if owner > 0 and ordered:
+        ordered[0].owner_load += owner
+    startd.totals["TotalLoadAvg"] = round(total, 2)
+    startd.totals["TotalCondorLoadAvg"] = round(condor_total, 2)
+
+
+def _idle(startd: Startd, slot: Slot, last: float | None, connected: int, now: float) -> float | None:
+    if slot.slot_id <= connected:
+        return None if last is None else max(0.0, now - last)
+    return (now - startd.start_time) + startd.settings.disconnected_keyboard_idle_boost
+
+
+def _latches(startd: Startd, slot: Slot, now: float) -> None:
+    ad = slot.ad
+    for name in startd.settings.latch_exprs:
+        v = ad.evaluate(name, startd.ctx) if name in ad else (
+            len(slot.children) if name == "NumDynamicSlots" else UNDEFINED)
+        value = number(v)
+        prev = slot.latches.get(name)
+        if prev is None or prev[0] != value:
+            slot.latches[name] = (value, now)
+        value, since = slot.latches[name]
+        if value is None:
+            ad.pop(f"{name}Value", None)
+        else:
+            ad[f"{name}Value"] = int(value) if value == int(value) else value
+        ad[f"{name}Time"] = int(since)
+
+
+def publish_dynamic(startd: Startd, slot: Slot, now: float) -> None:
+    ad = slot.ad
+    ctx = startd.ctx
+    settings = startd.settings
+    ad["State"] = slot.state.value
+    ad["Activity"] = slot.activity.value
+    ad["EnteredCurrentState"] = int(slot.entered_state)
+    ad["EnteredCurrentActivity"] = int(slot.entered_activity)
+    ad["MyCurrentTime"] = int(now)
+    for k in ("TotalLoadAvg", "TotalCondorLoadAvg"):
+        ad[k] = startd.totals.get(k, 0.0)
+    ad["CondorLoadAvg"] = round(slot.condor_load, 2)
+    ad["LoadAvg"] = round(slot.condor_load + slot.owner_load, 2)
+    kbd = _idle(startd, slot, startd.keyboard_activity, settings.slots_connected_to_keyboard, now)
+    con = _idle(startd, slot, startd.console_activity, settings.slots_connected_to_console, now)
+    ad["KeyboardIdle"] = int(kbd if kbd is not None else (now - startd.start_time)
+                             + settings.disconnected_keyboard_idle_boost)
+    if con is not None:
+        ad["ConsoleIdle"] = int(con)
+    local = now + startd.local_zone
+    ad["ClockMin"] = int(local % 86400 // 60)
+    ad["ClockDay"] = (int(local // 86400) + 4) % 7
+    ad["LastBenchmark"] = int(startd.last_benchmark)
+    if startd.mips > 0:
+        ad["Mips"] = startd.mips
+    if startd.kflops > 0:
+        ad["KFlops"] = startd.kflops
+    busy = truth(ad.evaluate("CpuBusy", ctx)) is True if "CpuBusy" in ad else False
+    if busy and slot.cpu_busy_since is None:
+        slot.cpu_busy_since = now
+    elif not busy:
+        slot.cpu_busy_since = None
+    ad["CpuIsBusy"] = busy
+    _latches(startd, slot, now)
+    if "CpuBusy" not in settings.latch_exprs:
+        ad["CpuBusyTime"] = int(now - slot.cpu_busy_since) if slot.cpu_busy_since is not None else 0
+    if slot.is_partitionable or slot.children:
+        ad["NumDynamicSlots"] = len(slot.children)
+        ad["ChildName"] = [c.name for c in slot.children]
+        ad["ChildState"] = [c.state.value for c in slot.children]
+        ad["ChildActivity"] = [c.activity.value for c in slot.children]
+        ad["ChildCpus"] = [int(c.resources.cpus) for c in slot.children]
+        ad["ChildMemory"] = [c.resources.memory for c in slot.children]
+    _claim_attrs(startd, slot, now)
+    _drain_attrs(startd, slot, now)
+    for key, total in slot.history.items():
+        ad[key] = int(total)
+    current = f"TotalTime{slot.state.value}{slot.activity.value}"
+    ad[current] = int(slot.history.get(current, 0.0) + now - slot.entered_activity)
+    if startd.draining is not None and startd.draining.start_expr is not None:
+        ad.insert_node("START", startd.draining.start_expr)
+    elif "START" in slot.policy.nodes:
+        ad.insert_node("START", slot.policy.nodes["START"])
+    node = startd.requirements_node(slot)
+    if node is not slot.requirements_node:
+        ad.insert_node("Requirements", node)  # type: ignore[arg-type]
+        slot.requirements_node = node  # type: ignore[assignment]
+
+
+def _claim_attrs(startd: Startd, slot: Slot, now: float) -> None:
+    ad = slot.ad
+    claim = slot.claim
+    if slot.state not in (State.CLAIMED, State.PREEMPTING):
+        return
+    ad["CurrentRank"] = claim.rank
+    user = claim.user()
+    if user is not None:
+        ad["RemoteUser"] = user
+        ad["RemoteOwner"] = user
+    ad["RemoteScheddName"] = claim.schedd
+    ad["PublicClaimId"] = claim.id.split("#")[0] + "#" + claim.id.split("#")[-1]
+    if claim.begin is not None:
+        ad["TotalClaimRunTime"] = int(now - claim.begin)
+    src = claim.job or claim.request
+    if src is not None:
+        for attr in ("AccountingGroup",):
+            v = src.get(attr)
+            if v is not None and not hasattr(v, "evaluate"):
+                ad[attr] = v
+    if claim.job is not None and claim.job_start is not None:
+        job = claim.job
+        cluster, proc = job.get("ClusterId"), job.get("ProcId")
+        if isinstance(cluster, int) and isinstance(proc, int):
+            ad["JobId"] = f"{cluster}.{proc}"
+        gid = job.get("GlobalJobId")
+        if isinstance(gid, str):
+            ad["GlobalJobId"] = gid
+        ad["JobStart"] = int(claim.job_start)
+        ad["TotalJobRunTime"] = int(claim.job_run_time(now))
+        suspended = claim.suspended_total + (now - claim.suspended_since if claim.suspended_since else 0.0)
+        ad["TotalJobSuspendTime"] = int(suspended)
+        ad["RetirementTimeRemaining"] = int(startd.retirement_left(slot, now))
+    if slot.preempting is not None:
+        ad["PreemptingRank"] = slot.preempting.rank
+        pu = slot.preempting.user()
+        if pu is not None:
+            ad["PreemptingUser"] = pu
+            ad["PreemptingOwner"] = pu
+    else:
+        for attr in ("PreemptingRank", "PreemptingUser", "PreemptingOwner"):
+            ad.pop(attr, None)
+
+
+def _drain_attrs(startd: Startd, slot: Slot, now: float) -> None:
+    ad = slot.ad
+    d = startd.draining
+    totals = startd.drain_totals
+    if d is not None:
+        ad["Draining"] = True
+        ad["DrainReason"] = d.reason
+        ad["DrainingRequestId"] = d.request_id
+    else:
+        ad.pop("Draining", None)
+    if totals.last_start is not None:
+        ad["LastDrainStartTime"] = int(totals.last_start)
+    if totals.last_stop is not None:
+        ad["LastDrainStopTime"] = int(totals.last_stop)
+    ad["TotalMachineDrainingBadput"] = int(totals.badput)
+    ad["TotalMachineDrainingUnclaimedTime"] = int(totals.unclaimed_time)
+
+
+def clear_claim_attrs(slot: Slot) -> None:
+    for attr in CLAIM_ATTRS:
+        slot.ad.pop(attr, None)
+
+
+def clear_job_attrs(slot: Slot) -> None:
+    for attr in _JOB_ATTRS:
+        slot.ad.pop(attr, None)
+
+
+def publish_all(startd: Startd, now: float) -> None:
+    d = startd.draining
+    fully_drained = d is not None and all(s.pair == (State.DRAINED, Activity.IDLE)
+                                          for s in startd.slots if not s.is_dynamic)
+    for slot in startd.slots:
+        if d is not None and not fully_drained and not slot.has_job() and not slot.is_partitionable:
+            startd.drain_totals.unclaimed_time += slot.resources.cpus * max(0.0, now - slot.accounted_at)
+        slot.accounted_at = now
+        publish_dynamic(startd, slot, now)
+        if slot.state in (State.CLAIMED, State.PREEMPTING) and slot.has_job() and slot.condor_load == 0:
+            slot.condor_load = 0.0
+    names = startd.settings.startd_slot_attrs
+    if not names:
+        return
+    for source in startd.slots:
+        for attr in names:
+            if attr not in source.ad:
+                continue
+            node = source.ad.lookup(attr).node
+            for dest in startd.slots:
+                dest.ad.insert_node(f"{source.id_str}_{attr}", node)
+    _ = (ERROR,)

@@ -1,0 +1,88 @@
+"""One slot: its resources, state/activity, claims, timers and its ClassAd.
+
+A ``Slot`` is plain bookkeeping; the decisions are made by ``machine.Startd``
+(messages, timers) and ``evaluation`` (policy order). The slot ad is kept up to date
+in place: static attributes (resources, policy expressions, STARTD_ATTRS) are written
+when the slot is created or resized (``publish_static``), everything that moves with
+time in ``publish_dynamic``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from htcpool.classad import ClassAd
+from htcpool.classad.nodes import Node
+from htcpool.startd.claim import Claim
+from htcpool.startd.layout import Resources
+from htcpool.startd.policy import CompiledPolicy
+from htcpool.startd.states import Activity, State
+
+STATIC, PARTITIONABLE, DYNAMIC = "Static", "Partitionable", "Dynamic"
+
+#: Attributes that describe the claim and its job; removed when the claim ends.
+CLAIM_ATTRS = ("CurrentRank", "RemoteUser", "RemoteOwner", "RemoteScheddName", "AccountingGroup",
+               "JobId", "GlobalJobId", "JobStart", "TotalJobRunTime", "TotalJobSuspendTime",
+               "TotalClaimRunTime", "PreemptingRank", "PreemptingUser", "PreemptingOwner",
+               "PublicClaimId", "RetirementTimeRemaining", "JobUniverse", "ImageSize")
+
+
+@dataclass(eq=False)
+class Slot:
+    """A static, partitionable or dynamic slot."""
+
+    slot_id: int
+    slot_type: int
+    kind: str
+    id_str: str  # slot1, slot1_2
+    name: str  # slot1@host
+    resources: Resources
+    provisioned: Resources
+    policy: CompiledPolicy
+    claim: Claim
+    ad: ClassAd = field(default_factory=ClassAd)
+    sub_id: int = 0
+    parent: Slot | None = None
+    children: list[Slot] = field(default_factory=list)
+    state: State = State.OWNER
+    activity: Activity = Activity.IDLE
+    entered_state: float = 0.0
+    entered_activity: float = 0.0
+    preempting: Claim | None = None
+    preempting_id: str = ""
+    destination: State | None = None
+    starter_active: bool = False
+    backfill_client: bool = False
+    preempt_pending: bool = False
+    vacate_deadline: float | None = None
+    killing_deadline: float | None = None
+    benchmarked_last: bool = False
+    cpu_busy_since: float | None = None
+    latches: dict[str, tuple[float | None, float]] = field(default_factory=dict)
+    history: dict[str, float] = field(default_factory=dict)
+    reported: set[str] = field(default_factory=set)
+    consumption_policy: bool = False
+    condor_load: float = 0.0
+    owner_load: float = 0.0
+    accounted_at: float = 0.0
+    requirements_node: Node | None = None
+
+    @property
+    def pair(self) -> tuple[State, Activity]:
+        return (self.state, self.activity)
+
+    @property
+    def is_partitionable(self) -> bool:
+        return self.kind == PARTITIONABLE
+
+    @property
+    def is_dynamic(self) -> bool:
+        return self.kind == DYNAMIC
+
+    def has_job(self) -> bool:
+        return self.claim.job is not None and self.starter_active
+
+    def record_history(self, now: float) -> None:
+        """Add the time spent in the current pair to ``TotalTime<State><Activity>``."""
+        key = f"TotalTime{self.state.value}{self.activity.value}"
+        self.history[key] = self.history.get(key, 0.0) + max(0.0, now - self.entered_activity)

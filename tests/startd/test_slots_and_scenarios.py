@@ -1,0 +1,322 @@
+"""Slot layouts, partitionable slots and seed example policies run as scenarios."""
+
+from __future__ import annotations
+
+import pytest
+
+from htcpool.classad import ClassAd
+from htcpool.startd import (
+    Inventory,
+    LayoutError,
+    PolicyProblem,
+    RequestClaim,
+    SlotTypeSettings,
+    SoftKill,
+    StartdSettings,
+    build_layout,
+    parse_slot_type,
+)
+from tests.startd.helpers import finish, job, make_startd, numbers, pair, run_job, tick
+
+STATIC = "RunBenchmarks = false\nSLOT_TYPE_0_PARTITIONABLE = false\n"
+
+
+@pytest.mark.parametrize("text", ["cpus=2, ram=128, swap=25%, disk=1/2", "cpus=1/2, memory=128, virt=25%, disk=50%",
+                                  "c=1/2, m=50%, v=1/4, disk=1/2"])
+def test_slot_type_syntaxes_are_equivalent(text: str) -> None:
+    """Dividing System Resources: types 1-3 of the 4-core, 256 MB example are equal."""
+    s = StartdSettings(num_cpus=4, memory=256, swap=4000, slot_types={1: SlotTypeSettings(1, text, 1)})
+    spec = build_layout(s, 4096, Inventory())[0].resources
+    assert (spec.cpus, spec.memory, spec.swap, spec.disk) == (2, 128, 1000, 2048)
+
+
+def test_bare_share_and_auto() -> None:
+    """Dividing System Resources: a bare 25% / 1/4 is a default share; auto divides the rest."""
+    s = StartdSettings(num_cpus=4, memory=256, slot_types={1: SlotTypeSettings(1, "25%", 1),
+                                                           2: SlotTypeSettings(2, "cpus=1, 1/4", 1),
+                                                           3: SlotTypeSettings(3, "", 2)})
+    specs = build_layout(s, 4096, Inventory())
+    assert [x.resources.memory for x in specs] == [64, 64, 64, 64]
+    assert [x.resources.cpus for x in specs] == [1, 1, 1, 1]
+
+
+def test_impossible_layout_is_refused() -> None:
+    """Dividing System Resources: an impossible configuration fails with a message."""
+    s = StartdSettings(num_cpus=2, memory=256, slot_types={1: SlotTypeSettings(1, "mem=200", 2)})
+    with pytest.raises(LayoutError, match="SLOT_TYPE_1: not enough memory"):
+        build_layout(s, 4096, Inventory())
+    with pytest.raises(LayoutError, match="bare value"):
+        parse_slot_type("4", [])
+    with pytest.raises(LayoutError, match="less than one cpu"):
+        build_layout(StartdSettings(num_cpus=2, num_slots=3, slot_type_0_partitionable=False), 4096, Inventory())
+
+
+def test_custom_resources_and_gpu_constraints() -> None:
+    """Configuring GPUs: ``GPUs = 2 : Capability >= 8.0`` and ``GPUs = 1 : "GPU-…"`` (@= form)."""
+    inv = Inventory(ids={"GPUs": ("GPU-a", "GPU-b", "GPU-c", "GPU-6a96bd13")},
+                    properties={"GPU-a": ClassAd({"Capability": 7.0}), "GPU-b": ClassAd({"Capability": 8.6}),
+                                "GPU-c": ClassAd({"Capability": 8.0}),
+                                "GPU-6a96bd13": ClassAd({"Capability": 6.0})})
+    s = StartdSettings(num_cpus=40, memory=8192, slot_types={
+        1: SlotTypeSettings(1, "\n   GPUs = 2 : Capability >= 8.0\n   90%\n", 1, partitionable=True),
+        2: SlotTypeSettings(2, 'GPUs = 1 : "GPU-6a96bd13"\nCPUs = 1\nMemory = 10', 1),
+        3: SlotTypeSettings(3, "auto", 2)})
+    specs = build_layout(s, 10**6, inv)
+    assert specs[0].resources.ids["GPUs"] == ["GPU-b", "GPU-c"]
+    assert specs[1].resources.ids["GPUs"] == ["GPU-6a96bd13"]
+    assert specs[2].resources.ids["GPUs"] == ["GPU-a"] and specs[3].resources.ids["GPUs"] == []
+
+
+def test_machine_resource_cogs_from_config() -> None:
+    """MACHINE_RESOURCE_<name>: Total, Detected, TotalSlot and the slot's own count."""
+    s = make_startd(STATIC + "MACHINE_RESOURCE_Cogs = 16\nMACHINE_RESOURCE_actuator = 8\n"
+                    "SLOT_TYPE_1 = cogs=50%,actuator=6,50%\nSLOT_TYPE_1_PARTITIONABLE = TRUE\nNUM_SLOTS_TYPE_1 = 1\n"
+                    "SLOT_TYPE_2 = cogs=25%,actuator=1,25%\nNUM_SLOTS_TYPE_2 = 2\n", cpus=4, memory=4096)
+    ads = [x.ad for x in s.slots]
+    assert [a["Cogs"] for a in ads] == [8, 4, 4] and [a["actuator"] for a in ads] == [6, 1, 1]
+    assert ads[0]["TotalCogs"] == 16 and ads[0]["TotalSlotCogs"] == 8 and ads[0]["PartitionableSlot"] is True
+
+
+def test_partitionable_slot1_example() -> None:
+    """Dynamic Provisioning: Slot1 with 10 cpus, 10240 MB; JobA (3 cpus, 1024 MB) -> Slot1_1, 7 cpus left."""
+    s = make_startd("RunBenchmarks = false\nNUM_SLOTS_TYPE_1 = 1\nSLOT_TYPE_1 = 100%\n"
+                    "SLOT_TYPE_1_PARTITIONABLE = TRUE\n", cpus=10, memory=10240)
+    p = s.slot("slot1")
+    actions = s.handle(RequestClaim(p.claim.id, job(RequestCpus=3, RequestMemory=1024, RequestDisk=10240)), 5)
+    d = s.slot("slot1_1")
+    assert d.name == "slot1_1@test.example.org" and d.ad["DynamicSlot"] is True and d.ad["SlotType"] == "Dynamic"
+    assert (d.ad["Cpus"], d.ad["Memory"], d.ad["Disk"]) == (3, 1024, 10240)
+    assert (p.ad["Cpus"], p.ad["Memory"], p.ad["TotalSlotCpus"]) == (7, 9216, 10)
+    assert pair(s, "slot1_1") == ("Claimed", "Idle") and any(getattr(a, "leftovers", None) for a in actions)
+    s.handle(RequestClaim(p.claim.id, job(RequestCpus=2, RequestMemory=1000, RequestDisk=1)), 6)
+    assert s.slot("slot1_2").ad["Memory"] == 1024  # quantize(RequestMemory, {128})
+    s.handle(RequestClaim(s.slot("slot1_1").claim.id, job()), 7)
+    s.slot("slot1_1")
+    from htcpool.startd import ReleaseClaim
+    s.handle(ReleaseClaim(s.slot("slot1_1").claim.id), 8)
+    assert [x.id_str for x in s.slots] == ["slot1", "slot1_2"] and p.ad["Cpus"] == 8
+
+
+def test_consumption_policy_example() -> None:
+    """Consumption Policies: SLOT_TYPE_1_CONSUMPTION_CPUS = TARGET.RequestCpus on an 8-core pslot."""
+    s = make_startd("RunBenchmarks = false\nSLOT_TYPE_1 = cpus=8\nSLOT_TYPE_1_PARTITIONABLE = True\n"
+                    "NUM_SLOTS_TYPE_1 = 1\nSLOT_TYPE_1_CONSUMPTION_POLICY = True\n"
+                    "SLOT_TYPE_1_CONSUMPTION_CPUS = TARGET.RequestCpus\nSLOT_WEIGHT = Cpus\n", cpus=8)
+    p = s.slot("slot1")
+    assert "ConsumptionCpus" in p.ad
+    s.handle(RequestClaim(p.claim.id, job(RequestCpus=3, RequestMemory=100)), 1)
+    assert s.slot("slot1_1").ad["Cpus"] == 3 and s.slot("slot1_1").ad["Memory"] == 128
+    assert p.ad["Cpus"] == 5 and p.ad.eval("SlotWeight") == 5
+
+
+def test_startd_attrs_per_slot() -> None:
+    """Configuring STARTD_ATTRS on a per-slot basis: SLOT2_favorite_color wins for slot2."""
+    s = make_startd(STATIC + 'favorite_color = "blue"\nfavorite_season = "spring"\n'
+                    "STARTD_ATTRS = favorite_color, favorite_season\nSLOT2_favorite_color = \"green\"\n"
+                    'SLOT3_favorite_season = "summer"\nSLOT1_STARTD_ATTRS = favorite_movie\n'
+                    'favorite_movie = "Vertigo"\n', cpus=3)
+    got = [(x.ad.get("favorite_color"), x.ad.get("favorite_season"), x.ad.get("favorite_movie")) for x in s.slots]
+    assert got == [("blue", "spring", "Vertigo"), ("green", "spring", None), ("blue", "summer", None)]
+
+
+def test_malformed_policy_is_safe_and_reported() -> None:
+    """Malformed START: the slot stays Owner (START false, IsOwner true) and a PolicyProblem is reported."""
+    s = make_startd(STATIC + "START = KeyboardIdle >\nPREEMPT = 1/0 > 1\n")
+    assert pair(s) == ("Owner", "Idle")
+    from htcpool.startd import RequestClaim as RC
+    actions = s.handle(RC(s.slot("slot1").claim.id, job()), 1)
+    assert not actions[0].accepted  # type: ignore[union-attr]
+    s2 = make_startd(STATIC + "PREEMPT = 1/0 > 1\n")
+    run_job(s2, "slot1", job(), 0)
+    actions = tick(s2, 10)
+    assert any(isinstance(a, PolicyProblem) and a.knob == "PREEMPT" for a in actions)
+    assert pair(s2) == ("Claimed", "Busy")
+
+
+def test_scenario_default_policy() -> None:
+    """Examples: Default Policy - always start, never suspend or preempt."""
+    s = make_startd(STATIC)
+    run_job(s, "slot1", job(), 0)
+    for t in range(10, 5000, 300):
+        tick(s, t, load_avg=5.0, keyboard_idle=0)
+    assert pair(s) == ("Claimed", "Busy")
+
+
+def test_scenario_test_job_policy_and_desktop() -> None:
+    """Examples: Test-job Policy - coltrane's jobs start and are never suspended on a busy desktop."""
+    text = (STATIC + "use POLICY : Desktop\nSTART = ($(START)) || Owner == \"coltrane\"\n"
+            "SUSPEND = ($(SUSPEND)) && Owner != \"coltrane\"\nPREEMPT = ($(PREEMPT)) && Owner != \"coltrane\"\n"
+            "IS_OWNER = False\n")
+    s = make_startd(text)
+    tick(s, 0, keyboard_idle=0)
+    run_job(s, "slot1", job(Owner="coltrane"), 1)
+    assert pair(s) == ("Claimed", "Busy")
+    tick(s, 100, keyboard_idle=0)
+    assert pair(s) == ("Claimed", "Busy")
+    s2 = make_startd(text)
+    tick(s2, 2000, keyboard_idle=2000)
+    run_job(s2, "slot1", job(Owner="bob"), 2000)
+    tick(s2, 2010, keyboard_idle=0)
+    assert pair(s2) == ("Claimed", "Suspended")  # Desktop: vanilla jobs suspend on keyboard activity
+    tick(s2, 2700, keyboard_idle=0)  # suspended longer than MaxSuspendTime -> PREEMPT
+    assert pair(s2)[0] == "Preempting"
+
+
+def test_scenario_time_of_day_policy() -> None:
+    """Examples: Time of Day Policy - START = $(AfterHours) with ClockMin / ClockDay."""
+    text = (STATIC + "WorkHours = ( (ClockMin >= 480 && ClockMin < 1020) && (ClockDay > 0 && ClockDay < 6) )\n"
+            "AfterHours = ( (ClockMin < 480 || ClockMin >= 1020) || (ClockDay == 0 || ClockDay == 6) )\n"
+            "START = $(AfterHours)\nIS_OWNER = (START =?= False)\n")
+    monday_9am = 4 * 86400 + 9 * 3600  # 1970-01-05 was a Monday
+    s = make_startd(text, now=monday_9am)
+    assert pair(s) == ("Owner", "Idle") and s.slot("slot1").ad["ClockDay"] == 1
+    tick(s, monday_9am + 9 * 3600)  # 18:00
+    assert pair(s) == ("Unclaimed", "Idle")
+
+
+def test_scenario_rank_preemption_story() -> None:
+    """The RANK Expression: on bass, jones (rank 1) preempts an outsider, garrison (10) preempts jones."""
+    s = make_startd(STATIC + "RANK = (Owner == \"coltrane\") + (Owner == \"tyner\") "
+                    "+ ((Owner == \"garrison\") * 10) + (Owner == \"jones\")\n")
+    run_job(s, "slot1", job(Owner="miles"), 0)
+    slot = s.slot("slot1")
+    assert slot.ad["CurrentRank"] == 0
+    s.handle(RequestClaim(slot.preempting_id, job(Owner="jones")), 10)
+    finish(s, "slot1", 20)
+    assert slot.claim.rank == 1 and numbers(s)[-1] == 23
+    s.handle(RequestClaim(slot.preempting_id, job(Owner="garrison")), 30)
+    assert slot.claim.rank == 10 and pair(s) == ("Claimed", "Idle")
+    refused = s.handle(RequestClaim(slot.preempting_id, job(Owner="jones")), 40)
+    assert refused[0].accepted is False  # type: ignore[union-attr]
+
+
+def test_scenario_large_memory_rank() -> None:
+    """The RANK Expression: RANK = ImageSize prefers the bigger job."""
+    s = make_startd(STATIC + "RANK = ImageSize\n")
+    run_job(s, "slot1", job(ImageSize=100), 0)
+    s.handle(RequestClaim(s.slot("slot1").preempting_id, job(ImageSize=50)), 5)
+    assert s.slot("slot1").preempting is None
+    s.handle(RequestClaim(s.slot("slot1").preempting_id, job(ImageSize=5000)), 6)
+    assert pair(s)[0] == "Preempting"
+
+
+def test_scenario_interactive_slot() -> None:
+    """Configuration for Interactive Jobs: slot 1 reserved for InteractiveJob."""
+    s = make_startd(STATIC + "START = ( (MY.SlotID == 1) && (TARGET.InteractiveJob =?= True) )\n", cpus=2)
+    assert not s.handle(RequestClaim(s.slot("slot1").claim.id, job()), 1)[0].accepted  # type: ignore[union-attr]
+    assert s.handle(RequestClaim(s.slot("slot1").claim.id, job(InteractiveJob=True)), 2)[0].accepted  # type: ignore
+
+
+def test_scenario_job_suspension_slots() -> None:
+    """Job Suspension: the suspendable slot suspends while its nonsuspendable twin is busy."""
+    text = (STATIC + "NUM_CPUS = 2\nIsSuspendableSlot = SlotID > 1\n"
+            'NonSuspendableSlotState = eval(strcat("slot",SlotID-1,"_State"))\n'
+            "STARTD_SLOT_ATTRS = State\nSTARTD_ATTRS = IsSuspendableSlot NonSuspendableSlotState\n"
+            'MyNonSuspendableSlotIsIdle = (NonSuspendableSlotState =!= "Claimed" && '
+            'NonSuspendableSlotState =!= "Preempting")\n'
+            "START = IsSuspendableSlot!=True && IsSuspendableJob=!=True || "
+            "IsSuspendableSlot && IsSuspendableJob==True && $(MyNonSuspendableSlotIsIdle)\n"
+            "SUSPEND = IsSuspendableSlot && $(MyNonSuspendableSlotIsIdle)!=True\n"
+            "WANT_SUSPEND = $(SUSPEND)\nCONTINUE = ($(SUSPEND)) != True\n")
+    s = make_startd(text, cpus=1)
+    run_job(s, "slot2", job(IsSuspendableJob=True), 0)
+    assert pair(s, "slot2") == ("Claimed", "Busy")
+    run_job(s, "slot1", job(), 10)
+    tick(s, 15)
+    assert pair(s, "slot2") == ("Claimed", "Suspended")
+    finish(s, "slot1", 20)
+    s.handle(__import__("htcpool.startd", fromlist=["ReleaseClaim"]).ReleaseClaim(s.slot("slot1").claim.id), 21)
+    tick(s, 30)
+    assert pair(s, "slot2") == ("Claimed", "Busy")
+
+
+WHOLE = (STATIC + "NUM_CPUS = $(DETECTED_CORES)*2\nMEMORY = $(DETECTED_MEMORY)*2\n"
+         "SLOT_TYPE_1 = cpus=1\nNUM_SLOTS_TYPE_1 = $(DETECTED_CORES)\n"
+         "SLOT_TYPE_2 = cpus=$(DETECTED_CORES), memory=$(DETECTED_MEMORY)\nNUM_SLOTS_TYPE_2 = 1\n"
+         "WHOLE_MACHINE_SLOT = ($(DETECTED_CORES)+1)\nCAN_RUN_WHOLE_MACHINE = SlotID == $(WHOLE_MACHINE_SLOT)\n"
+         "STARTD_ATTRS = $(STARTD_ATTRS) CAN_RUN_WHOLE_MACHINE\nSTARTD_SLOT_ATTRS = State\n"
+         'WHOLE_MACHINE_SLOT_STATE = eval(strcat("Slot",$(WHOLE_MACHINE_SLOT),"_State"))\n'
+         'SINGLE_CORE_SLOTS_CLAIMED = ($(WHOLE_MACHINE_SLOT_STATE) =?= "Claimed") < '
+         '(Slot1_State =?= "Claimed") + (Slot2_State =?= "Claimed") + (Slot3_State =?= "Claimed")\n'
+         'START = ($(START)) && ( (TARGET.RequiresWholeMachine =!= True && MY.CAN_RUN_WHOLE_MACHINE == False && '
+         '$(WHOLE_MACHINE_SLOT_STATE) =!= "Claimed") || '
+         "(TARGET.RequiresWholeMachine =?= True && MY.CAN_RUN_WHOLE_MACHINE) )\n"
+         "SUSPEND = ($(SUSPEND)) || ( MY.CAN_RUN_WHOLE_MACHINE && $(SINGLE_CORE_SLOTS_CLAIMED) )\n"
+         "CONTINUE = ($(SUSPEND)) =!= True\nWANT_SUSPEND = $(SUSPEND)\nIS_OWNER = (START =?= False)\n")
+
+
+def test_scenario_whole_machine_slots() -> None:
+    """whole-machine-slots-howto: the whole-machine slot suspends until single-core jobs finish;
+    single-core slots are Owner while the whole-machine slot is Claimed."""
+    s = make_startd(WHOLE, cpus=2, memory=2048)
+    assert [x.id_str for x in s.slots] == ["slot1", "slot2", "slot3"]
+    assert pair(s, "slot3") == ("Owner", "Idle") and pair(s, "slot1") == ("Unclaimed", "Idle")
+    run_job(s, "slot1", job(), 0)
+    run_job(s, "slot3", job(RequiresWholeMachine=True), 5)
+    tick(s, 10)
+    assert pair(s, "slot3") == ("Claimed", "Suspended")
+    assert pair(s, "slot2") == ("Owner", "Idle")  # no new single-core work while whole machine is claimed
+    finish(s, "slot1", 20)
+    tick(s, 25)
+    assert pair(s, "slot3") == ("Claimed", "Busy")
+
+
+def test_scenario_sticky_claim_worklife() -> None:
+    """whole-machine-slots-howto, sticky slots: CLAIM_WORKLIFE keeps a claim for new jobs until it expires."""
+    s = make_startd(STATIC + "CLAIM_WORKLIFE = 600\n")
+    run_job(s, "slot1", job(), 0)
+    finish(s, "slot1", 100)
+    assert pair(s) == ("Claimed", "Idle")
+    tick(s, 700)
+    assert 10 in numbers(s) and pair(s) == ("Unclaimed", "Idle")
+
+
+def test_retirement_ignores_suspension_and_job_may_only_shorten() -> None:
+    """MAXJOBRETIREMENTTIME: time suspended does not count; the job's value may only lower it."""
+    s = make_startd(STATIC + "MaxJobRetirementTime = 300\nMachineMaxVacateTime = 0\n")
+    run_job(s, "slot1", job(MaxJobRetirementTime=1000), 0)
+    from htcpool.startd import ContinueClaim, SuspendClaim, Vacate
+    s.handle(SuspendClaim(s.slot("slot1").name), 100)
+    s.handle(ContinueClaim(s.slot("slot1").name), 200)
+    s.handle(Vacate(), 210)
+    assert s.retirement_left(s.slot("slot1"), 210) == 190
+    tick(s, 395)
+    assert pair(s) == ("Claimed", "Retiring")
+    tick(s, 400)
+    assert pair(s)[0] == "Preempting"
+
+
+def test_job_max_vacate_time_borrows_retirement() -> None:
+    """MachineMaxVacateTime: a larger JobMaxVacateTime converts remaining retirement to vacate time."""
+    s = make_startd(STATIC + "MaxJobRetirementTime = 1000\nMachineMaxVacateTime = 60\n")
+    run_job(s, "slot1", job(JobMaxVacateTime=300), 0)
+    from htcpool.startd import Vacate
+    s.handle(Vacate(), 10)
+    actions = tick(s, 700)
+    soft = [a for a in actions if isinstance(a, SoftKill)]
+    assert soft and soft[0].max_vacate_time == 300
+
+
+def test_drain_accounting_quick() -> None:
+    """Draining: quick drain vacates at once; badput and unclaimed time are accounted."""
+    from htcpool.startd import Drain
+    s = make_startd(STATIC + "NUM_SLOTS = 2\nMaxJobRetirementTime = 1000\n", cpus=2)
+    run_job(s, "slot1", job(), 0)
+    s.handle(Drain(how_fast="quick"), 100)
+    assert pair(s) == ("Preempting", "Vacating")
+    finish(s, "slot1", 110)
+    tick(s, 120)
+    ad = s.slot("slot1").ad
+    assert ad["TotalMachineDrainingBadput"] == 100
+    assert ad["TotalMachineDrainingUnclaimedTime"] >= 20
+    assert pair(s) == ("Drained", "Idle")
+
+
+def test_drain_start_expr_defrag_false() -> None:
+    """DEFRAG_DRAINING_START_EXPR = FALSE: the drained slot advertises START false."""
+    from htcpool.startd import Drain
+    s = make_startd(STATIC + "NUM_SLOTS = 2\nMaxJobRetirementTime = 1000\n", cpus=2)
+    run_job(s, "slot2", job(), 0)
+    s.handle(Drain(start_expr="FALSE"), 1)
+    assert repr(s.slot("slot1").ad.lookup("START")) == "false"
+    assert s.slot("slot1").ad.eval("Requirements") is False
