@@ -143,3 +143,69 @@ def test_cycle_statistics() -> None:
     assert attrs["LastNegotiationCycleNumIdleJobs0"] == 6
     assert attrs["LastNegotiationCycleDuration0"] > 0
     assert attrs["LastNegotiationCyclePieSpins0"] >= 1
+
+
+def test_phase3_is_the_submitter_sort_measured_by_the_injected_timer() -> None:
+    """Reference 5.5: Phase3Duration is the time spent sorting submitters, Phase4Duration the rest
+    of matching; both come from the injected timer (here one tick per reading)."""
+    slots = [slot(f"s{i}@m") for i in range(3)]
+    ticks = iter(range(1000))
+    out = negotiate(START, slots, submitters(slots, {"u@d": many_jobs(5), "v@d": many_jobs(1, 9)}),
+                    _accountant({}), timer=lambda: float(next(ticks)))
+    spins_sorted = out.stats.pies  # one sort per pie, on its first spin
+    assert out.stats.phase3_duration == spins_sorted  # each sort read the timer twice: 1 tick
+    attrs = out.stats.attributes(0)
+    assert attrs["LastNegotiationCyclePhase3Duration0"] == spins_sorted
+    assert out.stats.phase4_duration > 0
+    assert out.stats.phase1_duration + out.stats.phase2_duration + out.stats.phase3_duration \
+        + out.stats.phase4_duration <= out.stats.duration
+
+
+def test_submitter_ceiling_caps_matches() -> None:
+    """Reference 2.5 and 1.7: a submitter's Ceiling caps its weighted usage (headroom is the
+    ceiling less its usage); −1 means none."""
+    slots = [slot(f"s{i}@m") for i in range(10)]
+    acct = _accountant({})
+    acct.set_ceiling("u@d", 3)
+    out = negotiate(START, slots, submitters(slots, {"u@d": many_jobs(10)}), acct)
+    assert len(out.result.matches) == 3
+    acct = _accountant({})
+    acct.set_ceiling("u@d", -1)
+    assert len(negotiate(START, slots, submitters(slots, {"u@d": many_jobs(10)}), acct).result.matches) == 10
+
+
+def test_submitter_floor_runs_a_floor_round_first() -> None:
+    """Reference 2.4 and 2.5: a submitter below its Floor negotiates first, in a floor round capped
+    by the floor, whatever its priority; without the floor it gets only its small share."""
+    slots = [slot(f"s{i}@m") for i in range(6)]
+    jobs = {"good@d": many_jobs(10, 1), "poor@d": many_jobs(10, 2)}
+    got = count_by(negotiate(START, slots, submitters(slots, jobs), _accountant({"good@d": 1, "poor@d": 1000})).result.matches)
+    assert got.get("poor@d", 0) < 3
+    acct = _accountant({"good@d": 1, "poor@d": 1000})
+    acct.set_floor("poor@d", 3)
+    out = negotiate(START, slots, submitters(slots, jobs), acct)
+    assert count_by(out.result.matches)["poor@d"] >= 3
+    assert [m.submitter for m in out.result.matches[:3]] == ["poor@d"] * 3
+
+
+def test_time_limits_use_the_injected_timer() -> None:
+    """Reference 2.5 rules 2–4 and 7: a session ends at min(PIESPIN, what is left of the cycle's,
+    the submitter's and the schedd's time); a submitter whose time is spent is done and listed in
+    SubmittersOutOfTime. Here every timer reading advances one second."""
+    slots = [slot(f"s{i}@m") for i in range(100)]
+
+    def run(**limits: float) -> tuple[int, list[str], int]:
+        clock = iter(range(100000))
+        unlimited = {"max_time_per_submitter": 1e9, "max_time_per_schedd": 1e9, "max_time_per_piespin": 1e9}
+        pol = NegotiatorPolicy(**{**unlimited, **limits})  # type: ignore[arg-type]
+        out = negotiate(START, slots, submitters(slots, {"u@d": many_jobs(100)}), _accountant({}), pol,
+                        timer=lambda: float(next(clock)))
+        return len(out.result.matches), out.stats.submitters_out_of_time, out.stats.pie_spins
+
+    assert run() == (100, [], 1)
+    n, late, _ = run(max_time_per_submitter=10)
+    assert n < 15 and late == ["u@d"]
+    n, late, spins = run(max_time_per_piespin=5)
+    assert n == 100 and late == [] and spins >= 20  # each session is cut short; the pie spins on
+    n, _, _ = run(max_time_per_cycle=8)
+    assert n < 8

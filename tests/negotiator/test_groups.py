@@ -146,3 +146,27 @@ def test_group_placement_case_insensitive_and_userprio_quotas() -> None:
     hep = ads["group_physics.hep"]
     assert (hep["EffectiveQuota"], hep["ConfigQuota"], hep["SubtreeQuota"], hep["Requested"]) == (15, 15, 15, 60)
     assert hep["SurplusPolicy"] == "byquota" and ads["group_chemistry"]["SurplusPolicy"] == "no"
+
+
+def test_group_demand_is_the_weighted_job_counts_of_submitter_ads() -> None:
+    """Reference 4.3: a group's demand ("Weighted Requested" in condor_userprio -quotas) is the sum
+    of its submitter ads' WeightedRunningJobs + WeightedIdleJobs; without them, or with
+    NEGOTIATOR_USE_WEIGHTED_DEMAND false, RunningJobs + IdleJobs."""
+    from dataclasses import replace
+
+    def requested(use_weighted: bool) -> dict[str, float]:
+        pol = NegotiatorPolicy(groups=GroupPolicy(PHYS_CHEM, use_weighted_demand=use_weighted))
+        slots = [slot(f"s{i}@m") for i in range(2)]
+        subs = submitters(slots, {"group_physics.a@d": many_jobs(3, 1), "group_chemistry.b@d": many_jobs(3, 2)},
+                          pol, running={"group_physics.a@d": 2, "group_chemistry.b@d": 1})
+        # physics' schedd weighs its jobs (4 running cores, 12 idle cores); chemistry's does not
+        subs[0] = replace(subs[0], weighted_running_jobs=4.0, weighted_idle_jobs=12.0)
+        acct = Accountant()
+        acct.update_priorities(START)
+        out = negotiate(START, slots, subs, acct, pol)
+        return {a["Name"]: a["Requested"] for a in accounting_ads(acct, out.groups, START) if "Requested" in a}
+
+    got = requested(True)
+    assert got["group_physics"] == 16 and got["group_chemistry"] == 4
+    got = requested(False)
+    assert got["group_physics"] == 5 and got["group_chemistry"] == 4

@@ -112,3 +112,35 @@ def test_policy_from_a_real_config() -> None:
     assert pol.accountant.priority_halflife == 3600
     assert [(g.name, g.static_quota, g.dynamic_quota, g.accept_surplus) for g in pol.groups.groups] == [
         ("group_physics", 20.0, None, True), ("group_chemistry", None, 0.33, True)]
+
+
+
+def test_slot_submitter_and_job_constraints() -> None:
+    """Reference 2.2 and 2.7: NEGOTIATOR_SLOT_CONSTRAINT limits the slots fetched,
+    NEGOTIATOR_SUBMITTER_CONSTRAINT the submitters, and NEGOTIATOR_JOB_CONSTRAINT the jobs a
+    schedd sends (its attributes join the significant ones, so autoclusters split on them)."""
+    from htcpool.negotiator import Accountant, negotiate
+    from tests.negotiator.helpers import START, job, slot, submitters
+
+    slots = [slot("a@m", OpSys="LINUX"), slot("b@m", OpSys="WINDOWS"), slot("c@m", OpSys="LINUX")]
+    jobs = {"u@d": [job(1, p, JobPrio=p % 2) for p in range(4)], "v@d": [job(2, p) for p in range(4)]}
+
+    def run(**knobs: str) -> list[tuple[str, str, tuple[int, int]]]:
+        pol = NegotiatorPolicy(ignore_user_priorities=True, **knobs)  # type: ignore[arg-type]
+        acct = Accountant()
+        acct.update_priorities(START)
+        out = negotiate(START, slots, submitters(slots, jobs, pol), acct, pol)
+        return sorted((m.submitter, m.slot, m.job) for m in out.result.matches)
+
+    assert len(run()) == 3
+    assert {m[1] for m in run(slot_constraint='OpSys == "LINUX"')} == {"a@m", "c@m"}
+    assert {m[0] for m in run(submitter_constraint='Name != "u@d" && IdleJobs > 0')} == {"v@d"}
+    got = run(job_constraint="JobPrio > 0", submitter_constraint='Name == "u@d"')
+    assert [m[2] for m in got] == [(1, 1), (1, 3)]  # only u's JobPrio = 1 jobs are sent
+
+
+def test_constraint_knobs_are_read_from_the_configuration() -> None:
+    """The three constraint knobs come from the configuration (empty by default)."""
+    pol = policy_from_config(FakeConfig(NEGOTIATOR_SLOT_CONSTRAINT="Cpus > 1", NEGOTIATOR_JOB_CONSTRAINT="JobPrio > 0"))
+    assert pol.slot_constraint == "Cpus > 1" and pol.job_constraint == "JobPrio > 0"
+    assert pol.submitter_constraint == ""

@@ -165,3 +165,59 @@ def test_slot_weight_policy_charges_memory() -> None:
     acct.update_priorities(START)
     out = negotiate(START, slots, submitters(slots, {"u@d": [job(1)]}, pol), acct, pol)
     assert out.result.matches[0].cost == 4
+
+
+def test_remote_user_resources_in_use_is_live_within_the_cycle() -> None:
+    """Reference 5.2: RemoteUserResourcesInUse calls ResourcesInUseByUser(), evaluated live, so a
+    match made earlier in the cycle counts. bob runs on 2 slots and is matched to the 2 free ones
+    first; alice may then preempt him, because he now uses 4 (> 3)."""
+    pol = NegotiatorPolicy(preemption_requirements="RemoteUserResourcesInUse > 3", ignore_user_priorities=True)
+    slots = [claimed("c1@m", "bob@d"), claimed("c2@m", "bob@d"), slot("f1@m"), slot("f2@m")]
+    subs = submitters(slots, {"bob@d": many_jobs(2, 1), "alice@d": many_jobs(2, 2)}, pol, running={"bob@d": 2})
+    out = negotiate(START, slots, subs, _acct({"bob@d": 1, "alice@d": 10}), pol)
+    assert [(m.submitter, m.slot, m.reason) for m in out.result.matches] == [
+        ("bob@d", "f1@m", PreemptState.NONE), ("bob@d", "f2@m", PreemptState.NONE),
+        ("alice@d", "c1@m", PreemptState.PRIO), ("alice@d", "c2@m", PreemptState.PRIO),
+    ]
+    # before bob's matches he used 2: with only his running slots, alice may not preempt
+    out = negotiate(START, slots[:2], submitters(slots[:2], {"alice@d": many_jobs(2, 2)}, pol),
+                    _acct({"bob@d": 1, "alice@d": 10}), pol)
+    assert out.result.matches == []
+
+
+def _five_of_bobs(**extra: object) -> list:
+    return [claimed(f"c{i}@m", "bob@d", SlotID=i, **extra) for i in range(1, 6)]  # type: ignore[arg-type]
+
+
+def test_preemption_requirements_stable_false_rechecks_the_cached_head() -> None:
+    """Reference 3.1: with PREEMPTION_REQUIREMENTS_STABLE (default true) the match list built for
+    alice's first job stays valid, so all five preemptions go through although the policy only
+    allows them while she uses fewer than 2 slots; with it false, the head is re-checked with her
+    live SubmitterUserResourcesInUse and the third job finds nothing."""
+    text = "TARGET.SubmitterUserResourcesInUse < 2"
+    slots = _five_of_bobs()
+    for stable, expected in ((True, 5), (False, 2)):
+        pol = NegotiatorPolicy(preemption_requirements=text, preemption_requirements_stable=stable,
+                               ignore_user_priorities=True)
+        out = negotiate(START, slots, submitters(slots, {"alice@d": many_jobs(5)}, pol),
+                        _acct({"bob@d": 10}), pol)
+        assert len(out.result.matches) == expected
+        assert all(m.reason is PreemptState.PRIO for m in out.result.matches)
+
+
+def test_preemption_rank_stable_false_resorts_when_the_head_rank_changed() -> None:
+    """Reference 3.1: with PREEMPTION_RANK_STABLE false a preempting head whose PREEMPTION_RANK
+    changed invalidates the list and the job gets a fresh scan; with both knobs false, every job
+    does. Here the rank turns from SlotID to −SlotID after alice's first match."""
+    slots = _five_of_bobs()[:3]
+    rank = "ifThenElse(TARGET.SubmitterUserResourcesInUse < 1, SlotID, -SlotID)"
+    got = {}
+    for preq_stable, prank_stable in ((True, True), (True, False), (False, False)):
+        pol = NegotiatorPolicy(preemption_requirements="True", preemption_rank=rank, pre_job_rank="0",
+                               post_job_rank="0", ignore_user_priorities=True,
+                               preemption_requirements_stable=preq_stable, preemption_rank_stable=prank_stable)
+        out = negotiate(START, slots, submitters(slots, {"alice@d": many_jobs(3)}, pol), _acct({"bob@d": 10}), pol)
+        got[(preq_stable, prank_stable)] = [m.slot for m in out.result.matches]
+    assert got[(True, True)] == ["c3@m", "c2@m", "c1@m"]
+    assert got[(True, False)] == ["c3@m", "c1@m", "c2@m"]
+    assert got[(False, False)] == ["c3@m", "c1@m", "c2@m"]

@@ -34,6 +34,7 @@ from htcpool.negotiator.settings import (
 )
 from htcpool.negotiator.stats import CycleStats, CycleStatsHistory
 from htcpool.negotiator.userprio import accounting_ads
+from htcpool.negotiator.userprio_format import format_userprio
 
 __all__ = [
     "Accountant",
@@ -65,6 +66,7 @@ __all__ = [
     "SubmitterAd",
     "SubmitterShare",
     "accounting_ads",
+    "format_userprio",
     "job_priority_key",
     "negotiate",
     "policy_from_config",

@@ -2,7 +2,9 @@
 
 The steps, in order (seed section 3.6.5; HTCondor 25 ``negotiationTime``):
 
-1. all slots, whatever their state (unnamed ads dropped); all submitters with jobs;
+1. all slots, whatever their state (unnamed ads dropped), that satisfy NEGOTIATOR_SLOT_CONSTRAINT;
+   all submitters with jobs that satisfy NEGOTIATOR_SUBMITTER_CONSTRAINT, each with the requests
+   its schedd would send under NEGOTIATOR_JOB_CONSTRAINT (reference 2.2, 2.7);
 2. priorities: ``update_priorities(now)``, then usage recounted from the claimed slots;
 3. the pool's weighted size; slots trimmed: claimed ones when preemption is not considered, those
    with retirement time left unless ``NEGOTIATOR_CONSIDER_EARLY_PREEMPTION``, and claimed slots not
@@ -10,7 +12,11 @@ The steps, in order (seed section 3.6.5; HTCondor 25 ``negotiationTime``):
    only through their p-slot;
 4. claimed slots get the ephemeral ``RemoteUserPrio``, ``RemoteUserResourcesInUse``,
    ``RemoteGroup…`` attributes; each request gets ``SubmitterUserPrio``, ``SubmitterGroup…``,
-   ``SubmitterNegotiatingGroup``, ``SubmitterAutoregroup`` (see ``request_ad``);
+   ``SubmitterNegotiatingGroup``, ``SubmitterAutoregroup`` (see ``request_ad``). The
+   ``…ResourcesInUse`` ones are live, as in HTCondor (reference 5.1, 5.2): when any slot ad or
+   policy expression reads them, a request's candidate list is built afresh for each run of its
+   autocluster in a session with the usage of that moment (HTCondor's match-list cache lives as long),
+   and the request ad carries the submitter's usage at each job;
 5. without groups, one pie (``pie.py``) over all submitters, preceded by a floor round for those
    below their floor; with groups, the allocation rounds of ``grouprounds.py``.
 
@@ -21,19 +27,19 @@ matches in the order they were made; nothing here sends anything anywhere.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass, field, replace
 
 from htcpool.classad import ClassAd, EvalContext, ExprTree, fixed_clock
 from htcpool.negotiator.accountant import Accountant, SlotWeigher
-from htcpool.negotiator.exprinfo import closure, literal, number
+from htcpool.negotiator.exprinfo import closure, expression_shape, literal, number
 from htcpool.negotiator.groups import GroupTree
 from htcpool.negotiator.matchlist import Matchmaker
 from htcpool.negotiator.outcomes import CycleResult
 from htcpool.negotiator.pie import SubmitterState, negotiate_with_group
 from htcpool.negotiator.requests import ResourceRequest
 from htcpool.negotiator.settings import NegotiatorPolicy
-from htcpool.negotiator.slotclasses import SlotTable, remote_user_for_preemption
+from htcpool.negotiator.slotclasses import FullClass, SlotTable, remote_user_for_preemption
 from htcpool.negotiator.stats import CycleStats
 
 
@@ -50,6 +56,20 @@ class SubmitterAd:
     skip_matchmaking: bool = False  # SkipMatchmaking
 
 
+def submitter_classad(s: SubmitterAd) -> ClassAd:
+    """The attributes of a submitter ad that NEGOTIATOR_SUBMITTER_CONSTRAINT can read."""
+    ad = ClassAd()
+    ad["Name"] = s.name
+    ad["ScheddName"] = s.schedd
+    ad["RunningJobs"] = s.running_jobs
+    ad["IdleJobs"] = sum(len(r.jobs) for r in s.requests)
+    if s.weighted_running_jobs is not None:
+        ad["WeightedRunningJobs"] = s.weighted_running_jobs
+    if s.weighted_idle_jobs is not None:
+        ad["WeightedIdleJobs"] = s.weighted_idle_jobs
+    return ad
+
+
 @dataclass
 class CycleOutcome:
     result: CycleResult
@@ -60,6 +80,11 @@ class CycleOutcome:
 
 def _zero() -> float:
     return 0.0
+
+
+#: the ephemeral attributes whose values change during a cycle, as matches are charged
+LIVE_SLOT_ATTRS = frozenset({"remoteuserresourcesinuse", "remotegroupresourcesinuse"})
+LIVE_REQUEST_ATTRS = frozenset({"submitteruserresourcesinuse", "submittergroupresourcesinuse"})
 
 
 class NegotiationCycle:
@@ -81,16 +106,34 @@ class NegotiationCycle:
         self.submitter_sensitive = False
         self.group_quota_table: dict[str, float] = {}
         self.remote_users: list[str | None] = []
+        self.live_sensitive = False  # some expression reads a …ResourcesInUse attribute
+        self.usage_epoch = 0  # matches charged so far: the live attributes' version
+        self._owned: set[int] = set()  # ids of the slot ads this cycle copied and decorated
+        self.started = timer()  # the timer's reading at the start (the time limits count from it)
+        self.submitter_time: dict[str, float] = {}  # TotalTimeInCycle, per submitter name
+        self.schedd_time: dict[str, float] = {}
 
     # ------------------------------------------------------------------ preparation
     def prepare(self, slots: Sequence[ClassAd], submitters: Sequence[SubmitterAd]) -> list[SubmitterState]:
         t0 = self.timer()
         pol, acct = self.policy, self.accountant
         slots = [s for s in slots if type(literal(s, "Name")) is str]
+        if pol.slot_constraint:
+            keep = ExprTree(pol.slot_constraint)
+            slots = [s for s in slots if keep.evaluate(s, None, self.context) is True]
         subs = [
             s for s in submitters
             if not s.skip_matchmaking and s.running_jobs + sum(len(r.jobs) for r in s.requests) > 0
         ]
+        if pol.submitter_constraint:
+            keep = ExprTree(pol.submitter_constraint)
+            subs = [s for s in subs if keep.evaluate(submitter_classad(s), None, self.context) is True]
+        if pol.job_constraint:  # the schedd sends only jobs that satisfy NegotiatorJobConstraint
+            keep = ExprTree(pol.job_constraint)
+            subs = [
+                replace(s, requests=[r for r in s.requests if keep.evaluate(r.ad, None, self.context) is True])
+                for s in subs
+            ]
         self.stats.total_slots = len(slots)
         self.stats.num_schedulers = len({s.schedd for s in subs})
         t1 = self.timer()
@@ -127,7 +170,8 @@ class NegotiationCycle:
         self.remote_users = [remote_user_for_preemption(s) for s in kept]
         self._build_matchmaker(kept, candidate, subs, weigh)
         states = [
-            SubmitterState(s.name, s.schedd, list(s.requests), i, s.running_jobs, [0] * len(s.requests))
+            SubmitterState(s.name, s.schedd, list(s.requests), i, s.running_jobs, [0] * len(s.requests),
+                           s.weighted_running_jobs, s.weighted_idle_jobs)
             for i, s in enumerate(subs)
         ]
         self.stats.phase2_duration = self.timer() - t1
@@ -140,6 +184,7 @@ class NegotiationCycle:
         if user is None:
             return slot
         ad = slot.copy()
+        self._owned.add(id(ad))
         ad["RemoteUserPrio"] = acct.effective_priority(user)
         ad["RemoteUserResourcesInUse"] = acct.weighted_usage(user)
         ad["RemoteUserFloor"] = acct.record(user).floor
@@ -182,20 +227,57 @@ class NegotiationCycle:
             "submittergroupresourcesinuse", "submittergroupquota", "submitternegotiatinggroup",
             "submitterautoregroup",
         }
+        slot_side: set[str] = set()
+        slot_own: set[str] = set()
+        shapes: set[object] = set()
+        for ad in slots:
+            shape = expression_shape(ad)
+            if shape not in shapes:
+                shapes.add(shape)
+                own, other = closure(ad, list(ad._exprs.values()))
+                slot_side |= other
+                slot_own |= own
+        slot_side |= closure(ClassAd(), list(nodes.values()))[1]
+        self.submitter_sensitive = any(n.startswith(("submitter", "submittor")) for n in slot_side)
+        self.live_sensitive = bool((slot_side | slot_own) & (LIVE_SLOT_ATTRS | LIVE_REQUEST_ATTRS))
         self.table = SlotTable(
             slots, job_refs_req=job_req, job_refs_rank=job_rank, job_universe=universe,
             policy_nodes=nodes, weigh=weigh, context=self.context, candidate=candidate,
+            live_names=LIVE_SLOT_ATTRS if self.live_sensitive else frozenset(),
         )
-        slot_side: set[str] = set()
-        for ad in slots[:1000]:
-            slot_side |= closure(ad, list(ad._exprs.values()))[1]
-        slot_side |= closure(ClassAd(), list(nodes.values()))[1]
-        self.submitter_sensitive = any(n.startswith(("submitter", "submittor")) for n in slot_side)
         self.matchmaker = Matchmaker(
             self.table, self.context,
             preemption_requirements_stable=pol.preemption_requirements_stable,
+            preemption_rank_stable=pol.preemption_rank_stable,
             allow_pslot_preemption=pol.allow_pslot_preemption and pol.consider_preemption,
+            refresh_class=self.refresh_class if self.live_sensitive else None,
         )
+
+    # ------------------------------------------------------------------ live ephemeral attributes
+    def live_values(self, user: str) -> dict[str, float]:
+        """``RemoteUserResourcesInUse`` (and the group's) of a remote user, now."""
+        acct = self.accountant
+        out = {"RemoteUserResourcesInUse": acct.weighted_usage(user)}
+        if self.groups is not None and self.groups.has_groups:
+            out["RemoteGroupResourcesInUse"] = acct.weighted_usage(self.groups.assigned_group(user))
+        return out
+
+    def refresh_class(self, f: FullClass) -> None:
+        self.table.refresh_live(f, self.live_values, self._owned)
+
+    def session_token(self, submitter: str, negotiating_group: str) -> Hashable:
+        """The key under which a run of requests shares cached evaluations (see the docstring)."""
+        token: Hashable = (submitter, negotiating_group) if self.submitter_sensitive else None
+        if self.live_sensitive:
+            token = (token, self.usage_epoch)
+        return token
+
+    def refresh_request(self, ad: ClassAd, submitter: str) -> None:
+        """The request ad's live usage attributes, set before each job is matched."""
+        acct = self.accountant
+        ad["SubmitterUserResourcesInUse"] = acct.weighted_usage(submitter)
+        if "submittergroupresourcesinuse" in ad._exprs and self.groups is not None:
+            ad["SubmitterGroupResourcesInUse"] = acct.weighted_usage(self.groups.assigned_group(submitter))
 
     def request_ad(self, submitter: str, job: ClassAd, negotiating_group: str, autoregroup: bool) -> ClassAd:
         """The request's job ad with the ephemeral Submitter* attributes (seed 3.6.3)."""
@@ -230,7 +312,8 @@ class NegotiationCycle:
             if below:
                 negotiate_with_group(self, below, math.inf, None, floor_round=True)
             negotiate_with_group(self, states, math.inf, None)
-        self.stats.phase4_duration = self.timer() - t0
+        # phase 3 (sorting submitters) happens inside the spins: matching is the rest
+        self.stats.phase4_duration = max(0.0, self.timer() - t0 - self.stats.phase3_duration)
         self.stats.slot_share_iter = self.stats.pie_spins
         self.accountant.commit()
 

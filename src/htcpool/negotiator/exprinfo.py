@@ -5,6 +5,8 @@
   matching resolves in the ad itself and falls back to the other ad). Cached per node object.
 * ``closure(ad, nodes)``: those references followed through the ad's own attributes (``START`` in
   ``Requirements = START``), giving every name of the ad and of the other ad that can matter.
+* ``expression_shape(ad)``: a key equal for ads that differ only in literal values, whose closures
+  are therefore equal (a pool's slot ads mostly share a few shapes).
 * ``value_key(node)``: a hashable stand-in for an attribute's expression, equal for equal
   expressions: the literal's type and value, or the canonical text. Slot and job *classes* are
   built from these keys: two ads with the same keys for every referenced name evaluate alike.
@@ -96,6 +98,12 @@ def value_key(node: Node | None) -> Any:
         _text_cache.clear()
     _text_cache[id(node)] = (node, text)
     return text
+
+
+def expression_shape(ad: ClassAd) -> tuple[tuple[str, int | None], ...]:
+    """Equal for ads that define the same names with the same expression objects, whatever their
+    literal values: such ads have the same ``closure`` for any nodes, so it is computed once."""
+    return tuple((k, None if type(n) is Literal else id(n)) for k, n in ad._exprs.items())
 
 
 def literal(ad: ClassAd, name: str, default: Any = None) -> Any:

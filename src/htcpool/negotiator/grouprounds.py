@@ -35,14 +35,13 @@ _EPS = 1e-9
 
 
 def _demand(s: SubmitterState, cyc: NegotiationCycle) -> float:
-    table_jobs = s.running_jobs + s.idle_jobs()
-    if not cyc.policy.groups.use_weighted_demand:
-        return float(table_jobs)
-    weight = 1.0
-    if s.requests:
-        v = number(s.requests[0].ad.evaluate("RequestCpus"))
-        weight = v if v is not None and cyc.policy.accountant.slot_weight.lower() == "cpus" else 1.0
-    return table_jobs * weight
+    """A submitter ad's demand (reference 4.3): ``WeightedRunningJobs + WeightedIdleJobs``, the
+    schedd's SLOT_WEIGHT-weighted counts; the unweighted ``RunningJobs``/``IdleJobs`` stand in when
+    NEGOTIATOR_USE_WEIGHTED_DEMAND is false or the ad lacks the weighted attribute."""
+    weighted = cyc.policy.groups.use_weighted_demand
+    running = s.weighted_running_jobs if weighted and s.weighted_running_jobs is not None else s.running_jobs
+    idle = s.weighted_idle_jobs if weighted and s.weighted_idle_jobs is not None else s.idle_jobs()
+    return float(running) + float(idle)
 
 
 def negotiate_groups(cyc: NegotiationCycle, states: list[SubmitterState]) -> None:

@@ -14,46 +14,35 @@ The sorted lists are computed once per (autocluster, ephemeral-attribute token) 
 (submitter, autocluster) walks them with its own cursors, merged through a heap of the lists' heads,
 so a job costs O(log classes) once the lists exist. Slots taken by other jobs are skipped lazily.
 
+Such a list is HTCondor's match-list cache (reference 3.1). With PREEMPTION_REQUIREMENTS_STABLE and
+PREEMPTION_RANK_STABLE both true (the default) it is always valid. With one of them false, the head
+candidate is re-checked before each job, with the live values of the ephemeral attributes: a
+priority candidate whose ``PREEMPTION_REQUIREMENTS`` no longer holds (when that knob is false), or a
+preempting candidate whose ``PREEMPTION_RANK`` changed (when that one is false), invalidates the
+list, and the job is matched by a fresh scan under a new token. With both false every job gets a
+fresh scan.
+
 A p-slot with a consumption policy (``MachineResources`` and ``Consumption<R>``) stays in the cycle
 after a match with its resources reduced; it keeps its class (and its rank from the start of the
 cycle) but is re-checked against each job with its current resources. ``ALLOW_PSLOT_PREEMPTION``
 adds the dynamic slots of a p-slot to it, lowest ``CurrentRank`` first, until the job fits; it is
-tried for a job that no slot can take otherwise.
+tried for a job that no slot can take otherwise (``pslots.py``).
 """
 
 from __future__ import annotations
 
 import heapq
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass
 
 from htcpool.classad import ClassAd, EvalContext, ExprTree
 from htcpool.classad.match import requirements_hold
 from htcpool.classad.nodes import Literal
 from htcpool.negotiator.exprinfo import closure, literal, number
 from htcpool.negotiator.outcomes import PreemptState
-from htcpool.negotiator.slotclasses import NEG_INF, FullClass, SlotTable, truth
+from htcpool.negotiator.pslots import Candidate, MatchEval, NegKey, Permit, pslot_preemption
+from htcpool.negotiator.slotclasses import FullClass, SlotTable, truth
 
-NegKey = tuple[float, ...]
-Permit = Callable[[PreemptState, float], bool]
-
-
-@dataclass(frozen=True, slots=True)
-class MatchEval:
-    """The outcome of a successful requirements test: the consumption-policy amounts, if any."""
-
-    consumed: tuple[tuple[str, float], ...] = ()
-
-
-@dataclass(slots=True)
-class Candidate:
-    index: int
-    state: PreemptState
-    key: NegKey
-    evaluation: MatchEval
-    dslots: tuple[int, ...] = ()
-    after: ClassAd | None = None  # a consumption-policy p-slot after the deduction
-    charge: float | None = None
+__all__ = ["Candidate", "MatchEval", "Matchmaker", "Permit"]
 
 
 class _Cursor:
@@ -116,13 +105,20 @@ class Matchmaker:
         context: EvalContext,
         *,
         preemption_requirements_stable: bool = True,
+        preemption_rank_stable: bool = True,
         allow_pslot_preemption: bool = False,
+        refresh_class: Callable[[FullClass], None] | None = None,
     ) -> None:
         self.table = table
         self.context = context
         self.preq_stable = preemption_requirements_stable
+        self.prank_stable = preemption_rank_stable
         self.allow_pslot_preemption = allow_pslot_preemption
-        self._req: dict[tuple[Hashable, Hashable, Hashable], MatchEval | None] = {}
+        #: sets a claimed class's live attributes before its expressions are evaluated (or None)
+        self.refresh_class = refresh_class
+        self._req: dict[tuple[Hashable, Hashable], dict[Hashable, MatchEval | None]] = {}
+        self._fresh: dict[tuple[str, Hashable, bool], Hashable] = {}  # last fresh-scan token
+        self.fresh_scans = 0
         self._lists: dict[tuple[Hashable, Hashable, bool], list[list[tuple[NegKey, FullClass]]]] = {}
         self._walks: dict[tuple[str, Hashable, Hashable, bool], _Walk] = {}
         self._job_rank_dependent: dict[Hashable, bool] = {}
@@ -134,11 +130,13 @@ class Matchmaker:
     # ------------------------------------------------------------------ requirements
     def requirements(self, sig: Hashable, token: Hashable, job: ClassAd, slot: ClassAd,
                      mkey: Hashable, cp: tuple[str, ...] | None) -> MatchEval | None:
-        key = (sig, token, mkey)
-        if key in self._req:
-            return self._req[key]
+        cache = self._req.get((sig, token))
+        if cache is None:
+            cache = self._req[(sig, token)] = {}
+        if mkey in cache:
+            return cache[mkey]
         result = self._evaluate(job, slot, cp)
-        self._req[key] = result
+        cache[mkey] = result
         return result
 
     def _evaluate(self, job: ClassAd, slot: ClassAd, cp: tuple[str, ...] | None) -> MatchEval | None:
@@ -188,6 +186,9 @@ class Matchmaker:
         rank_expr = ExprTree._wrap(job._exprs["rank"]) if dep else None
         out: list[list[tuple[NegKey, FullClass]]] = []
         for m in t.match_classes.values():
+            if self.refresh_class is not None:
+                for f in m.full:
+                    self.refresh_class(f)
             first = m.full[0]
             if self.requirements(sig, token, job, m.rep, m.key, t.cp_resources[first.slots[0]]) is None:
                 continue
@@ -243,10 +244,18 @@ class Matchmaker:
 
     # ------------------------------------------------------------------ the best candidate
     def best(self, submitter: str, sig: Hashable, token: Hashable, job: ClassAd, rank_only: bool,
-             permit: Permit, cost: Callable[[Candidate], float]) -> tuple[Candidate | None, str]:
-        """The best candidate the limits permit, or None and the rejection reason."""
+             permit: Permit, cost: Callable[[Candidate], float]) -> tuple[Candidate | None, str, Hashable]:
+        """The best candidate the limits permit, or None and the rejection reason; and the token
+        to use for the next job of the run (a new one after a fresh scan)."""
         t = self.table
+        if not self.preq_stable and not self.prank_stable:
+            token = self._fresh_token(submitter, sig, token, rank_only)
         walk = self._walk(submitter, sig, token, job, rank_only)
+        if self.preq_stable != self.prank_stable:
+            head = self._peek(walk)
+            if head is not None and not self._still_valid(head[0], head[1], job):
+                token = self._fresh_token(submitter, sig, token, rank_only)
+                walk = self._walk(submitter, sig, token, job, rank_only)
         heap = walk.heap
         set_aside: list[tuple[NegKey, int, int, _Cursor]] = []
         reason = "no match found"
@@ -261,10 +270,6 @@ class Matchmaker:
                 heapq.heapreplace(heap, (h[0], h[1], seq, cur))
                 continue
             state = PreemptState(int(-key[3]))
-            if state is PreemptState.PRIO and not self.preq_stable and not self._preq_now(idx, job):
-                reason = "PREEMPTION_REQUIREMENTS == False"
-                set_aside.append(heapq.heappop(heap))
-                continue
             ev = self._current(idx, sig, token, job) if t.changed[idx] else None
             cand = Candidate(idx, state, key, ev or self._class_eval(idx, sig, token, job))
             if permit(state, cost(cand)):
@@ -275,8 +280,55 @@ class Matchmaker:
         for e in set_aside:
             heapq.heappush(heap, e)
         if found is None and self.allow_pslot_preemption and reason == "no match found":
-            found = self.pslot_preemption(submitter, job, rank_only, permit, cost)
-        return found, reason
+            found = pslot_preemption(t, self.context, submitter, job, rank_only, permit, cost)
+        return found, reason, token
+
+    # ------------------------------------------------------------------ the non-stable cache checks
+    def _peek(self, walk: _Walk) -> tuple[NegKey, int] | None:
+        heap, t = walk.heap, self.table
+        while heap:
+            key, idx, seq, cur = heap[0]
+            h = cur.head(t)
+            if h is None:
+                heapq.heappop(heap)
+            elif h[1] != idx or h[0] != key:
+                heapq.heapreplace(heap, (h[0], h[1], seq, cur))
+            else:
+                return key, idx
+        return None
+
+    def _still_valid(self, key: NegKey, idx: int, job: ClassAd) -> bool:
+        """HTCondor's ``cache_still_valid`` for the head candidate, with live values."""
+        t = self.table
+        state = PreemptState(int(-key[3]))
+        if state is PreemptState.NONE:
+            return True
+        f = t.full_of[idx]
+        assert f is not None
+        if self.refresh_class is not None:
+            self.refresh_class(f)
+        if not self.preq_stable and state is PreemptState.PRIO:
+            node = t.policy_nodes.get("preq")
+            if node is None or not truth(ExprTree._wrap(node).evaluate(f.rep, job, self.context)):
+                return False
+        if not self.prank_stable:
+            return t._eval_component(f.rep, "prank", job) == -key[4]
+        return True
+
+    def _fresh_token(self, submitter: str, sig: Hashable, token: Hashable, rank_only: bool) -> Hashable:
+        """A token no cache holds, so the next walk is a fresh scan; the previous fresh scan's
+        caches for this (submitter, autocluster) are dropped."""
+        self.fresh_scans += 1
+        slot = (submitter, sig, rank_only)
+        old = self._fresh.get(slot)
+        if old is not None:
+            self._req.pop((sig, old), None)
+            self._lists.pop((sig, old, False), None)
+            self._walks.pop((submitter, sig, old, rank_only), None)
+        base = token[1] if isinstance(token, tuple) and token[:1] == ("fresh",) else token
+        new = ("fresh", base, self.fresh_scans)
+        self._fresh[slot] = new
+        return new
 
     def _class_eval(self, idx: int, sig: Hashable, token: Hashable, job: ClassAd) -> MatchEval:
         t = self.table
@@ -285,83 +337,6 @@ class Matchmaker:
         m = f.match_class
         ev = self.requirements(sig, token, job, m.rep, m.key, t.cp_resources[idx])
         return ev if ev is not None else MatchEval()
-
-    def _preq_now(self, idx: int, job: ClassAd) -> bool:
-        t = self.table
-        node = t.policy_nodes.get("preq")
-        return node is not None and truth(ExprTree._wrap(node).evaluate(t.ads[idx], job, self.context))
-
-    # ------------------------------------------------------------------ p-slot preemption
-    def pslot_preemption(self, submitter: str, job: ClassAd, rank_only: bool,
-                         permit: Permit, cost: Callable[[Candidate], float]) -> Candidate | None:
-        """Try every p-slot with dynamic slots: add d-slots, lowest CurrentRank first, until it fits."""
-        t = self.table
-        best: Candidate | None = None
-        for i, ad in enumerate(t.ads):
-            if not t.available[i] or literal(ad, "PartitionableSlot") is not True:
-                continue
-            cand = self._pslot_try(i, ad, submitter, job, rank_only)
-            if cand is None or not permit(cand.state, cost(cand)):
-                continue
-            if best is None or cand.key < best.key:
-                best = cand
-        return best
-
-    def _pslot_try(self, i: int, pslot: ClassAd, submitter: str, job: ClassAd, rank_only: bool) -> Candidate | None:
-        t, ctx = self.table, self.context
-        child_names = pslot.eval("ChildName") if "ChildName" in pslot else []
-        if not isinstance(child_names, list) or not child_names:
-            return None
-        new_rank = number(ExprTree._wrap(pslot._exprs["rank"]).evaluate(pslot, job, ctx)) if "rank" in pslot._exprs else 0.0
-        new_rank = new_rank or 0.0
-        dslots: list[tuple[float, int, int]] = []
-        for n, name in enumerate(child_names):
-            j = t.by_name.get(str(name))
-            if j is None or not t.available[j]:
-                continue
-            d = t.ads[j]
-            if (number(literal(d, "RetirementTimeRemaining", 0)) or 0) > 0 or literal(d, "State") == "Preempting":
-                continue
-            rank = number(d.evaluate("CurrentRank", ctx)) or 0.0
-            dslots.append((rank, n, j))
-        dslots.sort()
-        trial = pslot.copy()
-        state = PreemptState.NONE
-        taken: list[int] = []
-        for rank, _, j in dslots:
-            if rank > new_rank:
-                break
-            d = t.ads[j]
-            if rank == new_rank:
-                if rank_only:
-                    continue
-                remote = literal(d, "AccountingGroup") or literal(d, "RemoteUser")
-                if remote == submitter:
-                    continue
-                preq = t.policy_nodes.get("preq")
-                if preq is None or not truth(ExprTree._wrap(preq).evaluate(d, job, ctx)):
-                    continue
-                state = PreemptState.PRIO
-            elif state is not PreemptState.PRIO:
-                state = PreemptState.RANK
-            for r in ("Cpus", "Memory", "Disk"):
-                have = number(literal(trial, r, 0)) or 0.0
-                trial[r] = int(have) + (number(literal(d, r, 0)) or 0.0)
-            taken.append(j)
-            if requirements_hold(job, trial, ctx) and requirements_hold(trial, job, ctx):
-                pre = self._rank(t.policy_nodes.get("pre"), trial, job)
-                post = self._rank(t.policy_nodes.get("post"), trial, job)
-                jr = number(job.evaluate("Rank", ctx, trial)) or 0.0
-                prank = self._rank(t.policy_nodes.get("prank"), trial, job)
-                key = (-pre, -jr, -post, -float(state), -prank, float(i))
-                return Candidate(i, state, key, MatchEval(), tuple(taken))
-        return None
-
-    def _rank(self, node: object, slot: ClassAd, job: ClassAd) -> float:
-        if node is None:
-            return NEG_INF
-        v = number(ExprTree._wrap(node).evaluate(slot, job, self.context))  # type: ignore[arg-type]
-        return NEG_INF if v is None else v
 
     # ------------------------------------------------------------------ taking a slot
     def cost(self, cand: Candidate) -> float:

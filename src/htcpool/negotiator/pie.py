@@ -47,6 +47,8 @@ class SubmitterState:
     order: int
     running_jobs: int = 0
     placed: list[int] = field(default_factory=list)  # jobs placed per request
+    weighted_running_jobs: float | None = None  # WeightedRunningJobs of the submitter ad
+    weighted_idle_jobs: float | None = None  # WeightedIdleJobs of the submitter ad
 
     def idle_jobs(self) -> int:
         return sum(len(r.jobs) - p for r, p in zip(self.requests, self.placed, strict=True))
@@ -119,7 +121,9 @@ def negotiate_with_group(
         if not pol.consider_preemption and pie_left <= 0:
             break
         if spin == 1:
+            t_sort = cyc.timer()
             subs.sort(key=lambda s: (eup[s.name], starvation[s.name], s.order))
+            stats.phase3_duration += cyc.timer() - t_sort
         pie_left_orig = pie_left
         removed = False
         for s in list(subs):
@@ -140,11 +144,19 @@ def negotiate_with_group(
             elif ceil_left == 0 or ceil_left < cyc.min_slot_weight:
                 done = True
             else:
-                done, used = negotiate_submitter(
-                    cyc, s, limit, unclaimed, ignore_limit, ceil_left, negotiating_group, autoregroup,
-                    group, group_quota,
-                )
-                pie_left -= used
+                t_start = cyc.timer()
+                deadline = _deadline(cyc, s, t_start)
+                if deadline is None:
+                    done = True
+                else:
+                    done, used = negotiate_submitter(
+                        cyc, s, limit, unclaimed, ignore_limit, ceil_left, negotiating_group, autoregroup,
+                        group, group_quota, deadline,
+                    )
+                    pie_left -= used
+                    elapsed = cyc.timer() - t_start
+                    cyc.submitter_time[s.name] = cyc.submitter_time.get(s.name, 0.0) + elapsed
+                    cyc.schedd_time[s.schedd] = cyc.schedd_time.get(s.schedd, 0.0) + elapsed
             if done:
                 subs.remove(s)
                 removed = True
@@ -152,6 +164,28 @@ def negotiate_with_group(
             break
         if not (pie_left < pie_left_orig - _EPS or removed):
             break
+
+
+def _deadline(cyc: NegotiationCycle, s: SubmitterState, now: float) -> float | None:
+    """When this session must end (reference 2.5, rule 7), or None when a limit is already spent
+    (rules 2–4): the submitter's, its schedd's or the cycle's time, each as the injected timer
+    counts it. The names are recorded as HTCondor's statistics list them."""
+    pol, stats = cyc.policy, cyc.stats
+    spent_submitter = cyc.submitter_time.get(s.name, 0.0)
+    spent_schedd = cyc.schedd_time.get(s.schedd, 0.0)
+    spent_cycle = now - cyc.started
+    if spent_submitter >= pol.max_time_per_submitter:
+        if s.name not in stats.submitters_out_of_time:
+            stats.submitters_out_of_time.append(s.name)
+        return None
+    if spent_schedd >= pol.max_time_per_schedd:
+        if s.schedd not in stats.schedds_out_of_time:
+            stats.schedds_out_of_time.append(s.schedd)
+        return None
+    if spent_cycle >= pol.max_time_per_cycle:
+        return None
+    return now + min(pol.max_time_per_piespin, pol.max_time_per_cycle - spent_cycle,
+                     pol.max_time_per_submitter - spent_submitter, pol.max_time_per_schedd - spent_schedd)
 
 
 def negotiate_submitter(
@@ -165,6 +199,7 @@ def negotiate_submitter(
     autoregroup: bool,
     group: str | None = None,
     group_quota: float = math.inf,
+    deadline: float = math.inf,
 ) -> tuple[bool, float]:
     """One session with one submitter; returns (done, weighted usage matched).
 
@@ -194,8 +229,10 @@ def negotiate_submitter(
         if s.placed[ri] >= len(req.jobs) or req.autocluster in rejected:
             continue
         job = cyc.request_ad(s.name, req.ad, negotiating_group, autoregroup)
-        token: Hashable = (s.name, negotiating_group) if cyc.submitter_sensitive else None
+        token: Hashable = cyc.session_token(s.name, negotiating_group)
         while s.placed[ri] < len(req.jobs):
+            if cyc.timer() >= deadline:
+                return False, used
             if used >= limit - _EPS and not (used <= 0 and limit > 0):
                 if not ignore_limit:
                     return False, used
@@ -203,7 +240,9 @@ def negotiate_submitter(
             if used >= ceil_left:
                 return False, used
             stats.num_jobs_considered += 1
-            cand, reason = mm.best(s.name, req.signature, token, job, rank_only, permit, mm.cost)
+            if cyc.live_sensitive:
+                cyc.refresh_request(job, s.name)
+            cand, reason, token = mm.best(s.name, req.signature, token, job, rank_only, permit, mm.cost)
             jid = req.jobs[s.placed[ri]]
             if cand is None:
                 stats.rejections += 1
@@ -216,6 +255,7 @@ def negotiate_submitter(
             _record(cyc, s, jid, cand, cost, negotiating_group, autoregroup)
             mm.take(cand)
             acct.add_match(s.name, cost, now)
+            cyc.usage_epoch += 1
             s.placed[ri] += 1
             used += cost
             if cand.state is PreemptState.NONE:

@@ -80,6 +80,7 @@ def significant_attributes(slots: Iterable[ClassAd], policy: NegotiatorPolicy) -
             policy.preemption_rank,
             policy.pre_job_rank,
             policy.post_job_rank,
+            policy.job_constraint or "true",
         )
     ]
     _, other = closure(ClassAd(), policy_nodes)

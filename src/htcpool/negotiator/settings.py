@@ -85,6 +85,13 @@ class NegotiatorPolicy:
     consider_early_preemption: bool = False  # NEGOTIATOR_CONSIDER_EARLY_PREEMPTION
     allow_pslot_preemption: bool = False  # ALLOW_PSLOT_PREEMPTION
     ignore_user_priorities: bool = False  # NEGOTIATOR_IGNORE_USER_PRIORITIES
+    slot_constraint: str = ""  # NEGOTIATOR_SLOT_CONSTRAINT (empty: every slot)
+    submitter_constraint: str = ""  # NEGOTIATOR_SUBMITTER_CONSTRAINT (empty: every submitter)
+    job_constraint: str = ""  # NEGOTIATOR_JOB_CONSTRAINT (empty: every job)
+    max_time_per_cycle: float = 1200.0  # NEGOTIATOR_MAX_TIME_PER_CYCLE (seconds of the injected timer)
+    max_time_per_submitter: float = 60.0  # NEGOTIATOR_MAX_TIME_PER_SUBMITTER
+    max_time_per_schedd: float = 120.0  # NEGOTIATOR_MAX_TIME_PER_SCHEDD
+    max_time_per_piespin: float = 120.0  # NEGOTIATOR_MAX_TIME_PER_PIESPIN
     cycle_stats_length: int = 3  # NEGOTIATION_CYCLE_STATS_LENGTH (0..100)
     accountant: AccountantPolicy = field(default_factory=AccountantPolicy)
     groups: GroupPolicy = field(default_factory=GroupPolicy)

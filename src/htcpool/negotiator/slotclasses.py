@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 from htcpool.classad import ClassAd, EvalContext, ExprTree
 from htcpool.classad.nodes import Node
-from htcpool.negotiator.exprinfo import closure, literal, number, value_key
+from htcpool.negotiator.exprinfo import closure, expression_shape, literal, number, value_key
 from htcpool.negotiator.outcomes import PreemptState
 
 RANK_COMPONENTS = ("pre", "post", "startd_rank", "preq", "prank")
@@ -104,6 +104,7 @@ class SlotTable:
         weigh: Callable[[ClassAd], float],
         context: EvalContext,
         candidate: Sequence[bool] | None = None,
+        live_names: frozenset[str] = frozenset(),
     ) -> None:
         self.ads: list[ClassAd] = list(slots)
         self.names: list[str] = [str(literal(a, "Name", "")) for a in self.ads]
@@ -115,12 +116,14 @@ class SlotTable:
         self.context = context
         self.policy_nodes = policy_nodes
         self.job_universe = job_universe
+        #: ephemeral slot attributes kept live (``refresh_live``): what reads them is never cached
+        self.live_names = live_names
         self.by_name = {n: i for i, n in enumerate(self.names)}
         match_names: set[str] = set(job_refs_req) | {"requirements"}
         rank_names: set[str] = set(job_refs_rank) | {"rank"}
-        shapes: dict[tuple[int, ...], None] = {}
+        shapes: dict[object, None] = {}
         for i, ad in enumerate(self.ads):
-            shape = tuple(id(n) for n in ad._exprs.values())
+            shape = (expression_shape(ad), self.cp_resources[i])
             if shape in shapes:
                 continue
             shapes[shape] = None
@@ -187,12 +190,25 @@ class SlotTable:
             if node is None:
                 f.static[comp] = 0.0
                 continue
-            _, other = closure(f.rep, [node])
-            if other & self.job_universe:
+            own, other = closure(f.rep, [node])
+            if other & self.job_universe or own & self.live_names:
                 dependent.add(comp)
             else:
                 f.static[comp] = self._eval_component(f.rep, comp, None)
         f.dependent = frozenset(dependent)
+
+    def refresh_live(self, f: FullClass, values: Callable[[str], dict[str, float]], owned: set[int]) -> None:
+        """Set a claimed class's live attributes (``RemoteUserResourcesInUse`` …) to ``values`` of
+        its remote user, in the ads that represent it and that the cycle owns (decorated copies)."""
+        if f.remote_user is None:
+            return
+        current = values(f.remote_user)
+        for ad in (f.rep, f.match_class.rep):
+            if id(ad) not in owned:
+                continue
+            for name, v in current.items():
+                if name.lower() in ad._exprs:
+                    ad[name] = v
 
     def _component_node(self, ad: ClassAd, comp: str) -> Node | None:
         if comp == "startd_rank":
