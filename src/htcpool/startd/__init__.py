@@ -10,8 +10,10 @@ an ``htcpool.config.Config``), then feed it messages and timer calls, each with
 
 Modules: ``states`` (the transition table), ``layout`` (slot types and resources),
 ``settings`` (knobs and the config adapter), ``policy`` (expressions), ``evaluation``
-(the policy order), ``claim`` (claims and retirement), ``carving`` (partitionable
-slots), ``dynamic`` and ``ads`` (slot ads), ``drain`` and ``machine`` (the core).
+(the policy order), ``transitions`` (applying a transition), ``claim`` and
+``retirement`` (claims, how they end, retirement and vacate time), ``carving``
+(partitionable slots), ``dynamic`` and ``ads`` (slot ads), ``drain`` (draining),
+``handlers`` (messages) and ``machine`` (the ``Startd`` core).
 """
 
 from htcpool.startd.errors import IllegalTransition, LayoutError, StartdError, StartdUsageError

@@ -26,6 +26,7 @@ from htcpool.startd.layout import Inventory, Resources
 from htcpool.startd.policy import parse
 from htcpool.startd.settings import StartdSettings
 from htcpool.startd.slot import DYNAMIC, PARTITIONABLE, Slot
+from htcpool.startd.states import State
 
 NORMAL_REQUIREMENTS = parse("START && WithinResourceLimits")
 UNAVAILABLE = parse("false")
@@ -43,6 +44,18 @@ def within_resource_limits(custom: list[str], consumption: bool) -> str:
                  "MY.Disk > 0 && TARGET.RequestDisk <= MY.Disk"]
         parts += [f"(TARGET.Request{r} is UNDEFINED || MY.{r} >= TARGET.Request{r})" for r in custom]
     return " && ".join(parts)
+
+
+def requirements_node(slot: Slot, draining: bool, draining_start: bool, shutting_down: bool) -> Node:
+    """The advertised Requirements: normal, or unavailable while matched, preempting,
+    drained, draining, shutting down or holding a preempting claim (``Reqexp.cpp``).
+    Unavailable with a draining start expression is ``START && WithinResourceLimits``
+    too, because the published START is then the drain's."""
+    unavailable = (slot.state in (State.MATCHED, State.PREEMPTING, State.DRAINED) or draining
+                   or shutting_down or slot.preempting is not None)
+    if not unavailable or draining_start:
+        return NORMAL_REQUIREMENTS
+    return UNAVAILABLE
 
 
 def device_attr(resource: str, dev: str) -> str:
@@ -66,11 +79,16 @@ def publish_resources(ad: ClassAd, res: Resources, provisioned: Resources, inven
             ids = res.ids.get(name, [])
             ad[f"Assigned{name}"] = ", ".join(ids)
             props = [dev for dev in ids if dev in inventory.properties]
+            for dev in inventory.ids[name]:  # devices handed to a dynamic slot leave this ad
+                if dev not in ids:
+                    ad.pop(device_attr(name, dev), None)
             for dev in props:
                 ad[device_attr(name, dev)] = inventory.properties[dev].copy()
             if props:
                 ad.insert_node(f"Available{name}",
                                parse("{" + ", ".join(device_attr(name, d) for d in props) + "}"))
+            else:
+                ad.pop(f"Available{name}", None)
 
 
 def publish_static(slot: Slot, settings: StartdSettings, inventory: Inventory, totals: Mapping[str, object],

@@ -10,7 +10,9 @@ A claim request on a partitionable slot (``claim_partitionable``):
    policy, otherwise ``_condor_Request<X>`` or ``Request<X>`` (cpus default 1, custom
    resources 0; memory and disk must be given), choosing custom-resource instances
    that satisfy the job's ``Require<Res>``;
-3. preempts listed dynamic slots whose retirement has expired (pslot preemption);
+3. preempts the listed dynamic slots (the negotiator's pslot preemption) when every
+   one's retirement has expired: each is killed (hard kill), its schedd told the claim
+   is gone ("Preempted for a Priority user") and its resources return at once;
 4. subtracts the amounts, creates ``<prefix><N>_<k>`` (the smallest free k) which takes
    the claim and enters Claimed/Idle (5); the partitionable slot gets a fresh claim id
    and its reply carries the slot ad as "leftovers".
@@ -29,7 +31,7 @@ from htcpool.classad.match import requirements_hold
 from htcpool.classad.nodes import Node
 from htcpool.startd.claim import Claim
 from htcpool.startd.layout import Resources, satisfies
-from htcpool.startd.messages import ClaimReply, RequestClaim, SendAd
+from htcpool.startd.messages import ClaimReply, NotifySchedd, RequestClaim, SendAd
 from htcpool.startd.policy import number, parse
 from htcpool.startd.settings import StartdSettings
 from htcpool.startd.slot import DYNAMIC, Slot
@@ -61,7 +63,7 @@ def consumption_nodes(settings: StartdSettings, slot: Slot, custom: list[str]) -
 
 def _modified(startd: Startd, pslot: Slot, request: ClassAd) -> ClassAd:
     mod = request.copy()
-    for attr, node in startd._modify.items():
+    for attr, node in startd.modify_request.items():
         if attr not in request:
             continue
         v = number(request._evaluate_node(node, pslot.ad, startd.ctx))
@@ -80,23 +82,26 @@ def _amount(startd: Startd, pslot: Slot, request: ClassAd, attr: str) -> float |
 
 
 def claim_partitionable(startd: Startd, pslot: Slot, msg: RequestClaim, now: float) -> None:
-    from htcpool.startd import dynamic
+    from htcpool.startd import dynamic, retirement, transitions
 
     ctx = startd.ctx
-    refuse = lambda reason: startd._emit(ClaimReply(msg.claim_id, False, reason, slot=pslot.name))  # noqa: E731
+    refuse = lambda reason: startd.emit(ClaimReply(msg.claim_id, False, reason, slot=pslot.name))  # noqa: E731
     if pslot.state not in (State.UNCLAIMED, State.OWNER):
         refuse(f"partitionable slot is {pslot.state.value}")
         return
     for cid in msg.preempt_claim_ids:
         victim = next((c for c in pslot.children if c.claim.id == cid), None)
-        if victim is None or (victim.claim.job is not None and not startd.retirement_expired(victim, now)):
+        if victim is None or (victim.claim.job is not None and not retirement.retirement_expired(startd, victim, now)):
             refuse(f"dynamic slot with claim {cid} cannot be preempted yet")
             return
     for cid in msg.preempt_claim_ids:
         victim = next(c for c in pslot.children if c.claim.id == cid)
         victim.claim.vacate_reason = "Preempted for a Priority user"
-        startd.kill_claim(victim, now)
-        if victim in startd.slots:
+        retirement.kill_claim(startd, victim, now)
+        if startd.is_live(victim):
+            gone = victim.claim
+            if gone.request is not None and not gone.schedd_closed:
+                startd.emit(NotifySchedd(gone.schedd, gone.id, "release", gone.vacate_reason))
             release_resources(startd, victim)
     dynamic.publish_dynamic(startd, pslot, now)
     request = _modified(startd, pslot, msg.request)
@@ -145,17 +150,17 @@ def claim_partitionable(startd: Startd, pslot: Slot, msg: RequestClaim, now: flo
                  take, take.copy(), pslot.policy, claim, sub_id=sub_id, parent=pslot,
                  state=State.UNCLAIMED, activity=Activity.IDLE, entered_state=now, entered_activity=now,
                  accounted_at=now)
-    pslot.claim = Claim(startd._new_claim_id(pslot.id_str))
+    pslot.claim = Claim(startd.new_claim_id(pslot.id_str))
     pslot.children.append(dslot)
-    startd.slots.insert(startd.slots.index(pslot) + 1 + len(pslot.children) - 1, dslot)
-    startd._publish_static(dslot)
-    startd._publish_static(pslot)
+    startd.add_slot(dslot, startd.slots.index(pslot) + len(pslot.children))
+    startd.publish_static(dslot)
+    startd.publish_static(pslot)
     claim.rank = startd.rank_of(dslot, msg.request)
     claim.start_lease(msg.alive_interval, startd.settings.max_claim_alives_missed, now)
     dynamic.publish_dynamic(startd, pslot, now)
-    startd._emit(ClaimReply(msg.claim_id, True, slot=dslot.name, leftovers=pslot.ad.copy()))
-    startd._changed[pslot.name] = pslot
-    startd.change(dslot, Event.CLAIM, now)
+    startd.emit(ClaimReply(msg.claim_id, True, slot=dslot.name, leftovers=pslot.ad.copy()))
+    startd.mark_changed(pslot)
+    transitions.change(startd, dslot, Event.CLAIM, now)
 
 
 def _subtract(left: Resources, take: Resources) -> None:
@@ -171,7 +176,7 @@ def _subtract(left: Resources, take: Resources) -> None:
 def release_resources(startd: Startd, dslot: Slot) -> None:
     """Give a dynamic slot's resources back to its parent and forget the slot."""
     parent = dslot.parent
-    if dslot not in startd.slots or parent is None:
+    if not startd.is_live(dslot) or parent is None:
         return
     back = dslot.provisioned
     left = parent.resources
@@ -184,11 +189,11 @@ def release_resources(startd: Startd, dslot: Slot) -> None:
             order = list(startd.inventory.ids.get(name, ()))
             left.ids[name] = sorted(left.ids.get(name, []) + back.ids[name], key=order.index)
     parent.children.remove(dslot)
-    startd.slots.remove(dslot)
-    startd._changed.pop(dslot.name, None)
-    startd._publish_static(parent)
-    startd._changed[parent.name] = parent
-    startd._emit(SendAd(dslot.name, None, invalidate=True))
+    startd.remove_slot(dslot)
+    startd.changed.pop(dslot.name, None)
+    startd.publish_static(parent)
+    startd.mark_changed(parent)
+    startd.emit(SendAd(dslot.name, None, invalidate=True))
 
 
 def delete_dslot(startd: Startd, dslot: Slot, now: float) -> None:

@@ -11,6 +11,10 @@ is gone the start expression is cleared and leftover claims are released; when e
 slot is Drained the slots go Drained/Idle (33) and the completion action runs
 (``resume`` cancels the drain: slots go to Owner, 34).
 
+``start_drain`` checks and starts a request, ``check_drain`` (every poll) notices
+when the original jobs are gone, ``drain_completion`` runs the completion action once
+every slot is Drained/Idle and ``cancel_drain`` ends the drain (condor_drain -cancel).
+
 Accounting, cumulative over drains: ``TotalMachineDrainingBadput`` (cpu-seconds of
 job run time lost to draining preemptions) and ``TotalMachineDrainingUnclaimedTime``
 (cpu-seconds slots spent without a job while the drain was in progress).
@@ -19,8 +23,20 @@ job run time lost to draining preemptions) and ``TotalMachineDrainingUnclaimedTi
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from htcpool.classad.nodes import Node
+from htcpool.startd import retirement
+from htcpool.startd.claim import Claim
+from htcpool.startd.messages import DaemonAction, Drain, DrainReply
+from htcpool.startd.policy import parse
+from htcpool.startd.states import Activity, State
+
+if TYPE_CHECKING:
+    from htcpool.startd.machine import Startd
+
+A, S = Activity, State
+CLAIMED_LIKE = (S.CLAIMED, S.PREEMPTING)
 
 HOW_FAST = ("graceful", "quick", "fast")
 ON_COMPLETION = ("nothing", "resume", "exit", "restart", "reconfig")
@@ -42,6 +58,10 @@ class DrainState:
     completed_action_done: bool = False
     originals_gone: bool = False
 
+    def is_original(self, claim: Claim) -> bool:
+        """Whether the claim existed when the drain began and its job was not accepted during it."""
+        return claim.id in self.original_claims and not claim.accepted_while_draining
+
 
 @dataclass(slots=True)
 class DrainTotals:
@@ -52,3 +72,83 @@ class DrainTotals:
     last_start: float | None = None
     last_stop: float | None = None
     requests: int = 0
+
+
+def start_drain(startd: Startd, msg: Drain, now: float) -> DrainReply:
+    """Start a drain, or say why not (one already running, a bad request, a failed check)."""
+    if startd.draining is not None:
+        return DrainReply(False, startd.draining.request_id, "DRAINING_ALREADY_IN_PROGRESS")
+    if msg.how_fast not in HOW_FAST or msg.on_completion not in ON_COMPLETION:
+        return DrainReply(False, "", f"bad drain request {msg.how_fast}/{msg.on_completion}")
+    if msg.check_expr:
+        check = parse(msg.check_expr)
+        for slot in startd.slots:
+            if slot.ad._evaluate_node(check, None, startd.ctx) is not True:
+                return DrainReply(False, "", f"DRAINING_CHECK_EXPR_FAILED on {slot.name}")
+    start_text = msg.start_expr or startd.settings.default_draining_start_expr
+    totals = startd.drain_totals
+    totals.requests += 1
+    rid = msg.request_id or str(totals.requests)
+    d = DrainState(rid, msg.how_fast, msg.on_completion, msg.reason, now,
+                   parse(start_text) if start_text else None, start_text)
+    d.original_claims = {s.claim.id for s in startd.slots if s.state in CLAIMED_LIKE}
+    startd.draining = d
+    totals.last_start = now
+    for slot in list(startd.slots):
+        if not startd.is_live(slot):
+            continue
+        startd.mark_changed(slot)
+        if slot.state is S.CLAIMED:
+            if msg.how_fast == "fast":
+                retirement.charge_badput(startd, slot, now)
+                retirement.kill_claim(startd, slot, now, "draining (fast)")
+            elif msg.how_fast == "quick":
+                d.mjrt_override = 0.0
+                retirement.retire_claim(startd, slot, now, reversible=False, reason="draining (quick)")
+            elif slot.activity is A.BUSY:
+                retirement.retire_claim(startd, slot, now, reversible=True, reason="draining")
+    startd.poll(now)
+    return DrainReply(True, rid)
+
+
+def check_drain(startd: Startd, now: float) -> None:
+    """Once every original job is gone: clear the start expression, release leftover claims."""
+    d = startd.draining
+    if d is None or d.originals_gone:
+        return
+    if any(d.is_original(s.claim) and s.state in CLAIMED_LIKE for s in startd.slots):
+        return
+    d.originals_gone = True
+    d.start_expr = None
+    d.mjrt_override = 0.0
+    for slot in list(startd.slots):
+        if slot.state is S.CLAIMED:
+            retirement.retire_claim(startd, slot, now, reversible=True, reason="draining completed")
+
+
+def drain_completion(startd: Startd, now: float) -> None:
+    """Every slot is Drained/Idle: run the completion action once."""
+    d = startd.draining
+    if d is None or d.completed_action_done:
+        return
+    if not all(s.pair == (S.DRAINED, A.IDLE) for s in startd.slots if not s.is_dynamic):
+        return
+    d.completed_action_done = True
+    if d.on_completion == "resume":
+        cancel_drain(startd, now, None)
+    elif d.on_completion in ("exit", "restart", "reconfig"):
+        startd.emit(DaemonAction(d.on_completion))
+
+
+def cancel_drain(startd: Startd, now: float, request_id: str | None) -> bool:
+    """End the drain (matching ``request_id`` when given); slots go back to Owner (34/35)."""
+    d = startd.draining
+    if d is None or (request_id is not None and request_id != d.request_id):
+        return False
+    startd.draining = None
+    startd.drain_totals.last_stop = now
+    for slot in list(startd.slots):
+        startd.mark_changed(slot)
+        if startd.is_live(slot):
+            startd.eval_slot(slot, now)
+    return True

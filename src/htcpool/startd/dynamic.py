@@ -1,10 +1,21 @@
 """Machine-wide and per-slot values that change with time.
 
 ``compute_machine`` turns the latest ``SensorReadings`` into per-slot load and idle
-times. Condor load: each slot's job CPU load (from the readings, 0 without a
-running job), capped at ``TotalLoadAvg``. Owner load (total minus Condor load) is
-handed out to Owner slots first, then Unclaimed, then the rest, each taking up to
-its ``Cpus``; what is left after every slot has its share goes to the first slot.
+times, as HTCondor does (``Resource::compute_condor_usage``, ``assign_load_to_slots``):
+
+* Condor load: every computation pushes the slot's job CPU load (in cores, from the
+  readings; 0 without a running job) into a 60-entry queue, once per second elapsed
+  since the last computation (at least 1, at most ``POLLING_INTERVAL`` entries).
+  ``CondorLoadAvg`` = queue mean × max(ncpus, TotalLoadAvg) / ncpus, capped at
+  ``TotalLoadAvg`` (ncpus = the detected cores), so a job reaches its full load a
+  minute after it starts. ``TotalCondorLoadAvg`` is the sum.
+* Owner load = ``TotalLoadAvg`` − ``TotalCondorLoadAvg`` (not below 0), handed out to
+  the static and partitionable slots in state order - Owner, then Unclaimed, then the
+  rest, slot order within a group - each taking up to its ``Cpus`` (a partitionable
+  slot: its whole partition); the last slot in that order takes whatever remains, so
+  it may exceed its cores. A partitionable slot keeps up to its free cores and passes
+  the excess to its dynamic slots, each up to its own ``Cpus``.
+* ``LoadAvg`` = owner share + ``CondorLoadAvg``, rounded to 0.01.
 ``KeyboardIdle``/``ConsoleIdle`` are the machine's for slots numbered up to
 ``SLOTS_CONNECTED_TO_KEYBOARD``/``…_CONSOLE``, otherwise the time since the startd
 began plus ``DISCONNECTED_KEYBOARD_IDLE_BOOST``.
@@ -17,9 +28,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from htcpool.classad.values import ERROR, UNDEFINED
+from htcpool.classad.values import UNDEFINED
+from htcpool.startd import retirement
+from htcpool.startd.ads import requirements_node
 from htcpool.startd.policy import number, truth
-from htcpool.startd.slot import CLAIM_ATTRS, Slot
+from htcpool.startd.slot import CLAIM_ATTRS, LOAD_QUEUE_SIZE, Slot
 from htcpool.startd.states import Activity, State
 
 if TYPE_CHECKING:
@@ -38,22 +51,42 @@ def needs_fast_poll(startd: Startd) -> bool:
 def compute_machine(startd: Startd, now: float) -> None:
     readings = startd.readings
     total = max(0.0, readings.load_avg)
+    last = startd.last_load_time
+    elapsed = 1 if last is None else int(now - last)
+    pushes = max(1, min(elapsed, int(startd.settings.polling_interval)))
+    startd.last_load_time = now
+    ncpus = max(1, startd.settings.detected_cpus)
+    scale = max(float(ncpus), total) / ncpus
     condor_total = 0.0
     for slot in startd.slots:
-        load = readings.condor_load.get(slot.name, readings.condor_load.get(slot.id_str, 0.0)) \
+        sample = readings.condor_load.get(slot.name, readings.condor_load.get(slot.id_str, 0.0)) \
             if slot.has_job() else 0.0
-        slot.condor_load = min(load, total)
+        slot.load_samples.extend([sample] * pushes)
+        mean = sum(slot.load_samples) / LOAD_QUEUE_SIZE
+        slot.condor_load = min(mean * scale, total)
         condor_total += slot.condor_load
-    owner = max(0.0, total - condor_total)
-    ordered = sorted(startd.slots, key=lambda s: _ORDER.get(s.state, 2))
-    for slot in ordered:
-        share = min(owner, max(slot.resources.cpus, 1.0) if not slot.is_partitionable else slot.resources.cpus)
-        slot.owner_load = share
-        owner -= share
-    if owner > 0 and ordered:
-        ordered[0].owner_load += owner
+    _assign_owner_load(startd, max(0.0, total - condor_total))
     startd.totals["TotalLoadAvg"] = round(total, 2)
     startd.totals["TotalCondorLoadAvg"] = round(condor_total, 2)
+
+
+def _assign_owner_load(startd: Startd, owner: float) -> None:
+    for slot in startd.slots:
+        slot.owner_load = 0.0
+    ordered = sorted((s for s in startd.slots if s.parent is None), key=lambda s: _ORDER.get(s.state, 2))
+    for i, slot in enumerate(ordered):
+        if owner <= 0:
+            break
+        share = owner if i == len(ordered) - 1 else min(owner, slot.provisioned.cpus)
+        slot.owner_load = share
+        owner -= share
+        excess = share - slot.resources.cpus
+        for child in slot.children:
+            if excess <= 0:
+                break
+            child.owner_load = min(excess, child.resources.cpus)
+            slot.owner_load -= child.owner_load
+            excess -= child.owner_load
 
 
 def _idle(startd: Startd, slot: Slot, last: float | None, connected: int, now: float) -> float | None:
@@ -132,10 +165,12 @@ def publish_dynamic(startd: Startd, slot: Slot, now: float) -> None:
         ad.insert_node("START", startd.draining.start_expr)
     elif "START" in slot.policy.nodes:
         ad.insert_node("START", slot.policy.nodes["START"])
-    node = startd.requirements_node(slot)
+    d = startd.draining
+    node = requirements_node(slot, d is not None, d is not None and d.start_expr is not None,
+                             startd.shutdown is not None)
     if node is not slot.requirements_node:
-        ad.insert_node("Requirements", node)  # type: ignore[arg-type]
-        slot.requirements_node = node  # type: ignore[assignment]
+        ad.insert_node("Requirements", node)
+        slot.requirements_node = node
 
 
 def _claim_attrs(startd: Startd, slot: Slot, now: float) -> None:
@@ -170,7 +205,7 @@ def _claim_attrs(startd: Startd, slot: Slot, now: float) -> None:
         ad["TotalJobRunTime"] = int(claim.job_run_time(now))
         suspended = claim.suspended_total + (now - claim.suspended_since if claim.suspended_since else 0.0)
         ad["TotalJobSuspendTime"] = int(suspended)
-        ad["RetirementTimeRemaining"] = int(startd.retirement_left(slot, now))
+        ad["RetirementTimeRemaining"] = int(retirement.retirement_left(startd, slot, now))
     if slot.preempting is not None:
         ad["PreemptingRank"] = slot.preempting.rank
         pu = slot.preempting.user()
@@ -219,16 +254,27 @@ def publish_all(startd: Startd, now: float) -> None:
             startd.drain_totals.unclaimed_time += slot.resources.cpus * max(0.0, now - slot.accounted_at)
         slot.accounted_at = now
         publish_dynamic(startd, slot, now)
-        if slot.state in (State.CLAIMED, State.PREEMPTING) and slot.has_job() and slot.condor_load == 0:
-            slot.condor_load = 0.0
+    _cross_advertise(startd)
+
+
+def _cross_advertise(startd: Startd) -> None:
+    """STARTD_SLOT_ATTRS: every slot gets ``<slot id>_<attr>`` of every slot (itself
+    included), the expression copied, not evaluated; names of slots that are gone or
+    attributes no longer present are removed."""
     names = startd.settings.startd_slot_attrs
-    if not names:
+    if not names and not startd.cross_attrs:
         return
+    inserted: set[str] = set()
     for source in startd.slots:
         for attr in names:
             if attr not in source.ad:
                 continue
             node = source.ad.lookup(attr).node
+            name = f"{source.id_str}_{attr}"
+            inserted.add(name)
             for dest in startd.slots:
-                dest.ad.insert_node(f"{source.id_str}_{attr}", node)
-    _ = (ERROR,)
+                dest.ad.insert_node(name, node)
+    for stale in startd.cross_attrs - inserted:
+        for dest in startd.slots:
+            dest.ad.pop(stale, None)
+    startd.cross_attrs = inserted

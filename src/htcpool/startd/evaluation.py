@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from htcpool.startd import retirement
 from htcpool.startd.policy import Evaluator
 from htcpool.startd.states import Activity, Event, State
 
@@ -90,10 +91,10 @@ def _claimed(startd: Startd, slot: Slot, ev: Evaluator, now: float) -> Event | N
     if act is A.CLEANING:
         return None
     in_retirement = slot.preempting is not None or not claim.may_unretire
-    if in_retirement and act in (A.RETIRING, A.SUSPENDED) and startd.retirement_expired(slot, now):
+    if in_retirement and act in (A.RETIRING, A.SUSPENDED) and retirement.retirement_expired(startd, slot, now):
         if not claim.preempt_was_true and ev.true("PREEMPT"):
             claim.preempt_was_true = True
-        startd.charge_badput(slot, now)
+        retirement.charge_badput(startd, slot, now)
         return preempt_event(ev, slot)
     want_suspend = ev.true("WANT_SUSPEND")
     if ((act is A.BUSY and not want_suspend)
@@ -107,10 +108,10 @@ def _claimed(startd: Startd, slot: Slot, ev: Evaluator, now: float) -> Event | N
                 return E.RETIRE
             in_retirement = True
     if act is A.RETIRING:
-        if startd.may_unretire(slot):
+        if retirement.may_unretire(startd, slot):
             return E.UNRETIRE
-        if startd.retirement_expired(slot, now):
-            startd.charge_badput(slot, now)
+        if retirement.retirement_expired(startd, slot, now):
+            retirement.charge_badput(startd, slot, now)
             return preempt_event(ev, slot)
     if act in (A.BUSY, A.RETIRING) and want_suspend and ev.true("SUSPEND"):
         return E.SUSPEND
@@ -124,7 +125,7 @@ def _claimed(startd: Startd, slot: Slot, ev: Evaluator, now: float) -> Event | N
             return E.PREEMPT_VACATE
         if ev.true("IsOwner"):
             return E.PREEMPT_VACATE
-        if startd.claim_worklife_expired(slot, ev, now):
+        if retirement.claim_worklife_expired(slot, ev, now):
             return E.PREEMPT_VACATE
         if startd.draining is not None and \
                 now - (claim.begin or now) >= startd.settings.max_draining_activation_delay:

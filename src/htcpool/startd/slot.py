@@ -9,6 +9,7 @@ time in ``publish_dynamic``.
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass, field
 
 from htcpool.classad import ClassAd
@@ -19,6 +20,9 @@ from htcpool.startd.policy import CompiledPolicy
 from htcpool.startd.states import Activity, State
 
 STATIC, PARTITIONABLE, DYNAMIC = "Static", "Partitionable", "Dynamic"
+
+#: CondorLoadAvg is the mean of this many one-second samples of the job's CPU load.
+LOAD_QUEUE_SIZE = 60
 
 #: Attributes that describe the claim and its job; removed when the claim ends.
 CLAIM_ATTRS = ("CurrentRank", "RemoteUser", "RemoteOwner", "RemoteScheddName", "AccountingGroup",
@@ -63,6 +67,8 @@ class Slot:
     reported: set[str] = field(default_factory=set)
     consumption_policy: bool = False
     condor_load: float = 0.0
+    load_samples: deque[float] = field(
+        default_factory=lambda: deque([0.0] * LOAD_QUEUE_SIZE, maxlen=LOAD_QUEUE_SIZE))
     owner_load: float = 0.0
     accounted_at: float = 0.0
     requirements_node: Node | None = None

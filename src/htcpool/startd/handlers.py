@@ -1,0 +1,335 @@
+"""Message handlers: one function per message type, collected in ``HANDLERS``.
+
+Each handler takes ``(startd, message, now)``, changes slots through
+``transitions.change`` and the claim endings of ``retirement``, and emits actions
+with ``startd.emit``; ``Startd.handle`` dispatches by the message's type and sends
+the ads of the slots that changed afterwards (``command.cpp`` in HTCondor).
+
+Claims: ``MatchNotification`` moves an idle slot to Matched (6) - not a
+partitionable slot, not a Drained one, nor one already heading elsewhere.
+``RequestClaim`` is refused while shutting down, for unknown ids, when draining with
+less than 20 s of graceful time left, and when START is not true for the request;
+on a partitionable slot it carves a dynamic slot (``carving``); with the pre-made
+preempting id of a Claimed slot it becomes the pending preempting claim if its Rank
+is not lower than the current (and pending) claim's. ``ActivateClaim`` needs
+Claimed/Idle and the slot's Requirements to match the job; it pledges
+``MachineMaxVacateTime`` and recomputes Rank. ``ReleaseClaim`` drops a pending
+preempting claim or kills the current one; ``Alive`` renews the lease.
+
+Administration: ``Vacate`` retires irreversibly (``-fast``: kills), ``Shutdown``
+retires every claim (peaceful: with infinite retirement) or kills them (fast),
+``SuspendClaim``/``ContinueClaim`` suspend and resume directly (a command-suspended
+claim ignores CONTINUE), ``Drain``/``CancelDrain`` go to ``drain``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from htcpool.classad.match import requirements_hold
+from htcpool.startd import carving, drain, dynamic, retirement, transitions
+from htcpool.startd.claim import Claim
+from htcpool.startd.messages import (
+    ActivateClaim,
+    ActivateReply,
+    Alive,
+    BackfillClientExited,
+    BackfillClientStarted,
+    BenchmarksFinished,
+    CancelDrain,
+    ClaimReply,
+    ContinueClaim,
+    DeactivateClaim,
+    DeactivateReply,
+    Drain,
+    DrainReply,
+    FinalJobUpdate,
+    HardKill,
+    MatchNotification,
+    ReleaseClaim,
+    RequestClaim,
+    SensorReadings,
+    Shutdown,
+    SoftKill,
+    StarterExited,
+    StartJob,
+    SuspendClaim,
+    Vacate,
+)
+from htcpool.startd.slot import Slot
+from htcpool.startd.states import Activity, Event, State
+
+if TYPE_CHECKING:
+    from htcpool.startd.machine import Startd
+
+A, S, E = Activity, State, Event
+CLAIMED_LIKE = (S.CLAIMED, S.PREEMPTING)
+MIN_DRAINING_CLAIM_TIME = 20.0  # a claim needs this much graceful drain time left
+
+
+def on_sensors(startd: Startd, msg: SensorReadings, now: float) -> None:
+    startd.readings = msg
+    if msg.keyboard_idle is not None:
+        startd.keyboard_activity = now - msg.keyboard_idle
+    if msg.console_idle is not None:
+        startd.console_activity = now - msg.console_idle
+    if msg.disk is not None and startd.settings.disk is None:
+        startd.totals["DetectedDisk"] = msg.disk
+
+
+def on_match(startd: Startd, msg: MatchNotification, now: float) -> None:
+    slot = startd.find_claim(msg.claim_id)
+    if slot is None or slot.destination is not None or slot.state is S.DRAINED:
+        return
+    if slot.state in (S.UNCLAIMED, S.OWNER) and not slot.is_partitionable:
+        if slot.activity is A.IDLE or slot.activity is A.BENCHMARKING:
+            transitions.change(startd, slot, E.MATCH, now)
+    elif slot.state is S.BACKFILL:
+        transitions.backfill_toward(startd, slot, S.MATCHED, now)
+
+
+def on_request_claim(startd: Startd, msg: RequestClaim, now: float) -> None:
+    if startd.shutdown is not None:
+        startd.emit(ClaimReply(msg.claim_id, False, "startd is shutting down"))
+        return
+    for slot in startd.slots:
+        if slot.state is S.CLAIMED and slot.preempting_id == msg.claim_id:
+            _preempting_request(startd, slot, msg, now)
+            return
+    found = startd.find_claim(msg.claim_id)
+    if found is None:
+        startd.emit(ClaimReply(msg.claim_id, False, "unknown claim id"))
+        return
+    slot = found
+    if startd.draining is not None and \
+            retirement.graceful_time_remaining(startd, now) < MIN_DRAINING_CLAIM_TIME:
+        startd.emit(ClaimReply(msg.claim_id, False, "slot is draining"))
+        return
+    if slot.is_partitionable:
+        carving.claim_partitionable(startd, slot, msg, now)
+        return
+    rank = startd.rank_of(slot, msg.request)
+    if slot.state is S.BACKFILL:
+        _take_claim(startd, slot, msg, rank, now)
+        transitions.backfill_toward(startd, slot, S.CLAIMED, now)
+        startd.emit(ClaimReply(msg.claim_id, True, slot=slot.name))
+        return
+    if slot.state not in (S.UNCLAIMED, S.OWNER, S.MATCHED):
+        startd.emit(ClaimReply(msg.claim_id, False, f"slot is {slot.state.value}"))
+        return
+    ev = startd.evaluator(slot, msg.request)
+    if not ev.true("START"):
+        startd.check(slot, ev)
+        startd.emit(ClaimReply(msg.claim_id, False, "START is not true for this request"))
+        return
+    _take_claim(startd, slot, msg, rank, now)
+    startd.emit(ClaimReply(msg.claim_id, True, slot=slot.name))
+    transitions.change(startd, slot, E.CLAIM, now)
+
+
+def _take_claim(startd: Startd, slot: Slot, msg: RequestClaim, rank: float, now: float) -> None:
+    claim = slot.claim
+    claim.request, claim.schedd, claim.rank = msg.request, msg.schedd, rank
+    claim.start_lease(msg.alive_interval, startd.settings.max_claim_alives_missed, now)
+
+
+def _preempting_request(startd: Startd, slot: Slot, msg: RequestClaim, now: float) -> None:
+    rank = startd.rank_of(slot, msg.request)
+    if rank < slot.claim.rank:
+        startd.emit(ClaimReply(msg.claim_id, False, "rank lower than the current claim's"))
+        return
+    old = slot.preempting
+    if old is not None:
+        if rank < old.rank:
+            startd.emit(ClaimReply(msg.claim_id, False, "rank lower than the pending preempting claim's"))
+            return
+        startd.emit(ClaimReply(old.id, False, "replaced by a better preempting claim"))
+    pre = Claim(msg.claim_id, msg.request, msg.schedd, rank)
+    pre.start_lease(msg.alive_interval, startd.settings.max_claim_alives_missed, now)
+    pre.lease_expires = None
+    slot.preempting = pre
+    slot.preempting_id = startd.new_claim_id(slot.id_str)
+    slot.claim.vacate_reason = ("preempted by a higher ranked job" if rank > slot.claim.rank
+                                else "preempted by a priority user")
+    startd.mark_changed(slot)
+    startd.eval_slot(slot, now)
+
+
+def on_activate(startd: Startd, msg: ActivateClaim, now: float) -> None:
+    slot = startd.find_claim(msg.claim_id)
+    if slot is None or slot.pair != (S.CLAIMED, A.IDLE):
+        where = "unknown claim" if slot is None else f"slot is {slot.state.value}/{slot.activity.value}"
+        startd.emit(ActivateReply(msg.claim_id, False, where))
+        return
+    dynamic.publish_dynamic(startd, slot, now)
+    if not requirements_hold(slot.ad, msg.job, startd.ctx):
+        startd.emit(ActivateReply(msg.claim_id, False, "slot Requirements do not match the job"))
+        return
+    claim = slot.claim
+    claim.job = msg.job
+    claim.job_start = now
+    claim.suspended_total = 0.0
+    claim.activations += 1
+    claim.rank = startd.rank_of(slot, msg.job)
+    claim.accepted_while_draining = startd.draining is not None
+    vacate = startd.evaluator(slot, msg.job).number("MachineMaxVacateTime")
+    claim.pledged_vacate_time = 600.0 if vacate is None else vacate
+    slot.starter_active = True
+    transitions.change(startd, slot, E.ACTIVATE, now)
+    startd.emit(StartJob(slot.name, claim.id, msg.job))
+    startd.emit(ActivateReply(msg.claim_id, True))
+
+
+def on_deactivate(startd: Startd, msg: DeactivateClaim, now: float) -> None:
+    slot = startd.find_claim(msg.claim_id)
+    if slot is None:
+        return
+    if slot.starter_active:
+        startd.emit(HardKill(slot.name, msg.claim_id) if msg.forcibly
+                    else SoftKill(slot.name, msg.claim_id, "SIGTERM", slot.claim.pledged_vacate_time))
+    startd.emit(DeactivateReply(msg.claim_id, not retirement.claim_closing(startd, slot, now)))
+
+
+def on_release(startd: Startd, msg: ReleaseClaim, now: float) -> None:
+    for slot in startd.slots:
+        if slot.preempting is not None and slot.preempting.id == msg.claim_id:
+            slot.preempting = None
+            startd.mark_changed(slot)
+            startd.eval_slot(slot, now)
+            return
+    found = startd.find_claim(msg.claim_id)
+    if found is not None and found.state in CLAIMED_LIKE:
+        found.claim.schedd_closed = True
+        retirement.kill_claim(startd, found, now, "released by schedd")
+
+
+def on_alive(startd: Startd, msg: Alive, now: float) -> None:
+    slot = startd.find_claim(msg.claim_id)
+    if slot is not None:
+        slot.claim.renew(now)
+
+
+def on_starter_exited(startd: Startd, msg: StarterExited, now: float) -> None:
+    slot = startd.slot(msg.slot)
+    slot.starter_active = False
+    slot.vacate_deadline = slot.killing_deadline = None
+    claim = slot.claim
+    if slot.state is S.PREEMPTING:
+        claim.job = None
+        transitions.leave_preempting(startd, slot, now)
+        return
+    if slot.state is not S.CLAIMED or slot.activity is A.IDLE:
+        return
+    if slot.activity is A.CLEANING and (slot.preempt_pending or slot.preempting is not None):
+        slot.preempt_pending = False
+        transitions.change(startd, slot, E.PREEMPT_VACATE, now)
+        return
+    if slot.activity is A.RETIRING:
+        claim.job = None
+    transitions.change(startd, slot, E.STARTER_EXITED, now)
+    if slot.state is S.CLAIMED:
+        claim.job = None
+        claim.job_start = None
+        dynamic.clear_job_attrs(slot)
+        if slot.activity is A.IDLE:
+            startd.eval_slot(slot, now)
+
+
+def on_final_update(startd: Startd, msg: FinalJobUpdate, now: float) -> None:
+    slot = startd.slot(msg.slot)
+    if slot.state is S.CLAIMED and slot.activity in (A.BUSY, A.RETIRING, A.SUSPENDED):
+        transitions.change(startd, slot, E.FINAL_UPDATE, now)
+
+
+def on_benchmarks(startd: Startd, msg: BenchmarksFinished, now: float) -> None:
+    startd.last_benchmark = now
+    startd.mips = msg.mips or startd.mips
+    startd.kflops = msg.kflops or startd.kflops
+    slot = startd.slot(msg.slot)
+    if slot.pair == (S.UNCLAIMED, A.BENCHMARKING):
+        transitions.change(startd, slot, E.BENCHMARKS_DONE, now)
+
+
+def on_backfill_started(startd: Startd, msg: BackfillClientStarted, now: float) -> None:
+    slot = startd.slot(msg.slot)
+    slot.backfill_client = True
+    if slot.pair == (S.BACKFILL, A.IDLE):
+        transitions.change(startd, slot, E.BACKFILL_STARTED, now)
+
+
+def on_backfill_exited(startd: Startd, msg: BackfillClientExited, now: float) -> None:
+    slot = startd.slot(msg.slot)
+    slot.backfill_client = False
+    if slot.state is S.BACKFILL and slot.activity in (A.BUSY, A.KILLING):
+        transitions.change(startd, slot, E.BACKFILL_EXITED, now)
+
+
+def on_vacate(startd: Startd, msg: Vacate, now: float) -> None:
+    targets = startd.slots if msg.slot is None else [startd.slot(msg.slot)]
+    for slot in list(targets):
+        if not startd.is_live(slot):
+            continue
+        if msg.fast:
+            retirement.kill_claim(startd, slot, now, "vacated (fast) by administrator")
+        else:
+            retirement.retire_claim(startd, slot, now, reversible=False, reason="vacated by administrator")
+
+
+def on_suspend(startd: Startd, msg: SuspendClaim, now: float) -> None:
+    slot = startd.slot(msg.slot)
+    if slot.state is S.CLAIMED and slot.activity in (A.BUSY, A.RETIRING):
+        slot.claim.command_suspended = True
+        transitions.change(startd, slot, E.SUSPEND, now)
+
+
+def on_continue(startd: Startd, msg: ContinueClaim, now: float) -> None:
+    slot = startd.slot(msg.slot)
+    if slot.pair == (S.CLAIMED, A.SUSPENDED):
+        slot.claim.command_suspended = False
+        in_retirement = slot.preempting is not None or not slot.claim.may_unretire
+        transitions.change(startd, slot, E.RETIRE if in_retirement else E.CONTINUE, now)
+
+
+def on_shutdown(startd: Startd, msg: Shutdown, now: float) -> None:
+    startd.shutdown = msg.how
+    for slot in list(startd.slots):
+        if not startd.is_live(slot):
+            continue
+        startd.mark_changed(slot)
+        if msg.how == "fast":
+            retirement.kill_claim(startd, slot, now, "startd fast shutdown")
+        else:
+            retirement.retire_claim(startd, slot, now, reversible=False, peaceful=msg.how == "peaceful",
+                                    reason="startd shutdown")
+
+
+def on_drain(startd: Startd, msg: Drain, now: float) -> None:
+    startd.emit(drain.start_drain(startd, msg, now))
+
+
+def on_cancel_drain(startd: Startd, msg: CancelDrain, now: float) -> None:
+    ok = drain.cancel_drain(startd, now, msg.request_id)
+    startd.emit(DrainReply(ok, msg.request_id or "", "" if ok else "no matching drain in progress"))
+
+
+HANDLERS: dict[type, Callable[[Startd, Any, float], None]] = {
+    SensorReadings: on_sensors,
+    MatchNotification: on_match,
+    RequestClaim: on_request_claim,
+    ActivateClaim: on_activate,
+    DeactivateClaim: on_deactivate,
+    ReleaseClaim: on_release,
+    Alive: on_alive,
+    StarterExited: on_starter_exited,
+    FinalJobUpdate: on_final_update,
+    BenchmarksFinished: on_benchmarks,
+    BackfillClientStarted: on_backfill_started,
+    BackfillClientExited: on_backfill_exited,
+    Vacate: on_vacate,
+    SuspendClaim: on_suspend,
+    ContinueClaim: on_continue,
+    Shutdown: on_shutdown,
+    Drain: on_drain,
+    CancelDrain: on_cancel_drain,
+}

@@ -1,0 +1,193 @@
+"""Applying a transition: the table step plus HTCondor's leave and enter actions.
+
+``change(startd, slot, event, now)`` is the only way a slot's state moves
+(``ResState::change``): it looks the event up in ``states.TRANSITIONS`` (an illegal
+event raises), runs the *leave* actions of the old pair, records the time spent in it
+(``TotalTime<State><Activity>``), sets ``EnteredCurrentState``/``…Activity``, logs
+``(slot, number, from, to)`` in ``startd.history`` and runs the *enter* actions of
+the new pair. When the slot then sits in an Idle or Retiring activity (outside
+Backfill) its policy is evaluated again at once.
+
+Leave: leaving Suspended resumes the job (``ContinueJob``) and closes the suspension
+interval; leaving Claimed for a non-claimed state stops the lease; leaving Preempting
+drops the claim attributes from the ad.
+
+Enter: Delete returns a dynamic slot's resources; Owner gets a fresh claim id;
+Matched arms ``MATCH_TIMEOUT``; Claimed begins the claim (lease, a pre-made
+preempting claim id), Suspended suspends the job, Retiring without a starter goes
+straight on to Preempting; Preempting holds the job (PREEMPT fired and ``WANT_HOLD``),
+soft-kills it with the vacate time (Vacating) or hard-kills it and arms
+``KILLING_TIMEOUT`` (Killing), or, with no starter, leaves Preempting at once;
+Backfill moves toward a pending destination or starts/kills the backfill client.
+Nested changes are bounded by ``depth``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from htcpool.startd import carving, dynamic, retirement
+from htcpool.startd.claim import Claim, max_vacate_time, retirement_remaining
+from htcpool.startd.messages import (
+    ClaimReply,
+    ContinueJob,
+    HardKill,
+    HoldJob,
+    KillBackfillClient,
+    NotifySchedd,
+    SoftKill,
+    StartBackfillClient,
+    SuspendJob,
+)
+from htcpool.startd.slot import Slot
+from htcpool.startd.states import Activity, Event, State, step
+
+if TYPE_CHECKING:
+    from htcpool.startd.machine import Startd
+
+A, S, E = Activity, State, Event
+CLAIMED_LIKE = (S.CLAIMED, S.PREEMPTING)
+_TOWARD = {S.OWNER: E.BACKFILL_TO_OWNER, S.CLAIMED: E.BACKFILL_TO_CLAIMED, S.MATCHED: E.BACKFILL_TO_MATCHED}
+
+
+def change(startd: Startd, slot: Slot, event: Event, now: float, depth: int = 0) -> None:
+    """Apply ``event`` through the table, with leave and enter actions."""
+    t = step(slot.state, slot.activity, event)
+    old_state, old_act = slot.state, slot.activity
+    slot.benchmarked_last = old_act is A.BENCHMARKING
+    _leave(startd, slot, old_state, old_act, t.target, now)
+    slot.record_history(now)
+    slot.state, slot.activity = t.target
+    if slot.state is not old_state:
+        slot.entered_state = now
+    slot.entered_activity = now
+    if slot.destination is slot.state:
+        slot.destination = None
+    startd.history.append((slot.name, t.number, f"{old_state.value}/{old_act.value}",
+                           f"{slot.state.value}/{slot.activity.value}"))
+    startd.mark_changed(slot)
+    if _enter(startd, slot, old_state, old_act, now, depth):
+        return
+    if slot.state not in (S.BACKFILL, S.DELETE) and slot.activity in (A.IDLE, A.RETIRING):
+        dynamic.publish_dynamic(startd, slot, now)
+        startd.eval_slot(slot, now, depth + 1)
+
+
+def _leave(startd: Startd, slot: Slot, state: State, act: Activity, target: tuple[State, Activity],
+           now: float) -> None:
+    claim = slot.claim
+    if state is S.CLAIMED and act is A.SUSPENDED:
+        if claim.suspended_since is not None:
+            claim.suspended_total += now - claim.suspended_since
+            claim.suspended_since = None
+        if slot.starter_active and target[1] is not A.IDLE:
+            startd.emit(ContinueJob(slot.name, claim.id))
+    if state is S.CLAIMED and target[0] not in CLAIMED_LIKE:
+        claim.lease_expires = None
+    if state is S.PREEMPTING and target[0] is not S.PREEMPTING:
+        dynamic.clear_claim_attrs(slot)
+
+
+def _enter(startd: Startd, slot: Slot, old_state: State, old_act: Activity, now: float, depth: int) -> bool:
+    """Enter actions; True when they already moved the slot on."""
+    state, act = slot.state, slot.activity
+    claim = slot.claim
+    if state is S.DELETE:
+        carving.delete_dslot(startd, slot, now)
+        return True
+    if state is S.OWNER:
+        if old_state is not S.OWNER:
+            slot.claim = Claim(startd.new_claim_id(slot.id_str))
+            slot.preempting = None
+        return False
+    if state is S.MATCHED:
+        claim.match_deadline = now + startd.settings.match_timeout
+        return False
+    if state is S.CLAIMED:
+        if old_state is not S.CLAIMED:
+            claim.begin = now
+            claim.match_deadline = None
+            if claim.lease and claim.lease_expires is None:
+                claim.lease_expires = now + claim.lease
+            slot.preempting_id = startd.new_claim_id(slot.id_str)
+        if act is A.SUSPENDED:
+            claim.suspended_since = now
+            if slot.starter_active:
+                startd.emit(SuspendJob(slot.name, claim.id))
+        if act is A.RETIRING and not slot.starter_active:
+            change(startd, slot, E.PREEMPT_VACATE, now, depth + 1)
+            return True
+        return False
+    if state is S.PREEMPTING:
+        return _enter_preempting(startd, slot, old_act, now, depth)
+    if state is S.BACKFILL:
+        if act is A.IDLE:
+            if slot.destination is not None and slot.destination is not S.BACKFILL:
+                change(startd, slot, _TOWARD[slot.destination], now, depth + 1)
+                return True
+            if not slot.backfill_client:
+                startd.emit(StartBackfillClient(slot.name))
+        if act is A.KILLING:
+            startd.emit(KillBackfillClient(slot.name))
+        return False
+    return False
+
+
+def _enter_preempting(startd: Startd, slot: Slot, old_act: Activity, now: float, depth: int) -> bool:
+    act = slot.activity
+    claim = slot.claim
+    if act is A.KILLING and old_act is A.VACATING:
+        if slot.starter_active:
+            startd.emit(HardKill(slot.name, claim.id))
+            slot.vacate_deadline = None
+            slot.killing_deadline = now + startd.settings.killing_timeout
+        return False
+    if not slot.starter_active:
+        leave_preempting(startd, slot, now, depth)
+        return True
+    ev = startd.evaluator(slot, claim.job)
+    if claim.preempt_was_true and ev.true("WANT_HOLD"):
+        reason = ev.value("WANT_HOLD_REASON")
+        sub = ev.number("WANT_HOLD_SUBCODE")
+        startd.emit(HoldJob(slot.name, claim.id,
+                            reason if isinstance(reason, str) else "The startd put this job on hold (WANT_HOLD)",
+                            21, int(sub or 0), act is A.KILLING))
+    elif act is A.VACATING:
+        remaining = retirement_remaining(claim, retirement.mjrt(startd, slot, now), now)
+        vacate = max_vacate_time(claim, claim.pledged_vacate_time, remaining, startd.ctx, slot.ad)
+        kill_sig = claim.job.get("KillSig") if claim.job is not None else None
+        startd.emit(SoftKill(slot.name, claim.id, kill_sig if isinstance(kill_sig, str) else "SIGTERM", vacate))
+        slot.vacate_deadline = now + vacate
+    if act is A.KILLING:
+        startd.emit(HardKill(slot.name, claim.id))
+        slot.killing_deadline = now + startd.settings.killing_timeout
+    return False
+
+
+def leave_preempting(startd: Startd, slot: Slot, now: float, depth: int = 0) -> None:
+    """The starter is gone: release the old claim, then Claimed/Idle (23/24) or Owner (22/25)."""
+    claim = slot.claim
+    slot.vacate_deadline = slot.killing_deadline = None
+    if claim.request is not None and not claim.schedd_closed:
+        startd.emit(NotifySchedd(claim.schedd, claim.id, "release", claim.vacate_reason))
+    pre = slot.preempting
+    if pre is not None and pre.request is not None:
+        ev = startd.evaluator(slot, pre.request)
+        if not ev.true("IsOwner") and not ev.defined_false("START"):
+            slot.claim = pre
+            slot.preempting = None
+            pre.lease = pre.lease or 0.0
+            startd.emit(ClaimReply(pre.id, True, slot=slot.name))
+            change(startd, slot, E.PREEMPTION_DONE_CLAIMED, now, depth + 1)
+            return
+        startd.emit(ClaimReply(pre.id, False, "slot no longer willing", slot=slot.name))
+    change(startd, slot, E.PREEMPTION_DONE_OWNER, now, depth + 1)
+
+
+def backfill_toward(startd: Startd, slot: Slot, dest: State, now: float) -> None:
+    """Leave Backfill for ``dest``: kill a running client first (28), else go now (30-32)."""
+    slot.destination = dest
+    if slot.activity is A.BUSY:
+        change(startd, slot, E.EVICT_BACKFILL, now)
+    elif slot.activity is A.IDLE:
+        change(startd, slot, _TOWARD[dest], now)
