@@ -13,7 +13,7 @@ def test_nested_ads_and_lists() -> None:
     ad = ClassAd("[a = 1; b = a + 1; e = [x = y; y = parent.b]; f = e.x; g = {b, e.y}; h = g[1]]")
     assert ad.eval("f") == 2
     assert ad.eval("h") == 2
-    assert repr(ad) == "[ a = 1; b = a + 1; e = [ x = y; y = parent.b ]; f = e.x; g = { b,e.y }; h = g[1] ]"
+    assert repr(ad) == "[ a = 1; b = a + 1; e = [ x = y; y = 'parent'.b ]; f = e.x; g = { b,e.y }; h = g[1] ]"
 
 
 def test_match_falls_back_to_target() -> None:

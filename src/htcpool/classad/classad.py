@@ -27,6 +27,7 @@ from htcpool.classad.nodes import (
     ListExpr,
     Literal,
     Node,
+    eval_in,
 )
 from htcpool.classad.values import ERROR, UNDEFINED, AbsTime, ListValue, RelTime, Value
 
@@ -38,7 +39,7 @@ class ClassAd(Node, MutableMapping[str, Any]):
     __slots__ = ("_exprs", "_names", "_parent", "_alternate", "_shared", "__weakref__")
 
     def __init__(self, source: str | Mapping[str, Any] | None = None) -> None:
-        self._fn = None
+        self._fn = self._rfn = None
         self._exprs: dict[str, Node] = {}
         self._names: dict[str, str] = {}
         self._parent: ClassAd | None = None
@@ -61,7 +62,7 @@ class ClassAd(Node, MutableMapping[str, Any]):
     def _view(cls, node: AdExpr, parent: ClassAd | None) -> ClassAd:
         """A nested ad value: shares the node's tables (never mutated) and knows its parent."""
         ad = cls.__new__(cls)
-        ad._fn = None
+        ad._fn = ad._rfn = None
         ad._exprs = node.exprs
         ad._names = node.names
         ad._parent = parent
@@ -72,7 +73,7 @@ class ClassAd(Node, MutableMapping[str, Any]):
     @classmethod
     def _from_tables(cls, exprs: dict[str, Node], names: dict[str, str]) -> ClassAd:
         ad = cls.__new__(cls)
-        ad._fn = None
+        ad._fn = ad._rfn = None
         ad._exprs = exprs
         ad._names = names
         ad._parent = None
@@ -184,9 +185,8 @@ class ClassAd(Node, MutableMapping[str, Any]):
 
             return evaluate_in_match(node, self, target, ctx)
         s = EvalState(self, ctx)
-        fn = node._fn or node.compiled()
         try:
-            return fn(s)
+            return eval_in(s, node, self)
         except EvalFailure as e:
             raise ClassAdEvaluationError(f"failed to evaluate expression: {e}") from None
 
@@ -298,7 +298,7 @@ def to_python(v: Any) -> Any:
         for item in v.items:
             if isinstance(item, (Literal, ListExpr, AdExpr, ClassAd)):
                 s = EvalState(v.scope, DEFAULT_CONTEXT)
-                out.append(to_python(item.compiled()(s)))
+                out.append(to_python(item.root_fn()(s)))
             else:
                 out.append(ExprTree._wrap(item))
         return out

@@ -7,7 +7,7 @@ from typing import Any
 from htcpool.classad.classad import ClassAd, to_python
 from htcpool.classad.context import DEFAULT_CONTEXT, EvalContext
 from htcpool.classad.errors import ClassAdEvaluationError
-from htcpool.classad.nodes import EvalFailure, EvalState, Literal, Node, value_node
+from htcpool.classad.nodes import EvalFailure, EvalState, Literal, Node, eval_in, value_node
 from htcpool.classad.parser import parse_expression
 from htcpool.classad.values import UNDEFINED
 
@@ -58,7 +58,7 @@ class ExprTree:
             return scope._evaluate_node(self._node, target, ctx)
         s = EvalState(None, ctx)
         try:
-            return self._node.compiled()(s)
+            return eval_in(s, self._node, None)
         except EvalFailure as e:
             raise ClassAdEvaluationError(f"failed to evaluate expression: {e}") from None
 

@@ -51,8 +51,15 @@ _ESCAPES = {
 
 
 def read_quoted(text: str, pos: int, quote: str) -> tuple[str, int]:
-    """Decode the quoted text starting at ``text[pos] == quote``; return it and the end offset."""
+    """Decode the quoted text starting at ``text[pos] == quote``; return it and the end offset.
+
+    HTCondor's strings are bytes: an octal escape stands for one byte, and the bytes of
+    the result are read as UTF-8 (``"\\303\\251"`` is ``"é"``). Bytes that form no valid
+    UTF-8 are kept as lone surrogates (Python's ``surrogateescape``), so printing gives
+    them back unchanged.
+    """
     out: list[str] = []
+    raw = False
     i = pos + 1
     n = len(text)
     while True:
@@ -64,7 +71,10 @@ def read_quoted(text: str, pos: int, quote: str) -> tuple[str, int]:
             what = "string" if quote == '"' else "quoted attribute name"
             raise ClassAdParseError(f"unterminated {what}", text, pos)
         if text[j] == quote:
-            return "".join(out), j + 1
+            value = "".join(out)
+            if raw:
+                value = value.encode("utf-8", "surrogateescape").decode("utf-8", "surrogateescape")
+            return value, j + 1
         # a backslash escape
         if j + 1 >= n:
             raise ClassAdParseError("unterminated string", text, pos)
@@ -77,6 +87,9 @@ def read_quoted(text: str, pos: int, quote: str) -> tuple[str, int]:
             code = int(text[j + 1 : k], 8)
             if code == 0:
                 raise ClassAdParseError("a string may not contain a NUL character", text, j)
+            if code >= 0x80:  # one raw byte, combined with its neighbours at the end
+                code += 0xDC00
+                raw = True
             out.append(chr(code))
             i = k
         else:
@@ -102,7 +115,7 @@ _TOKEN = re.compile(
     r"""
     (?P<name>[A-Za-z_][A-Za-z0-9_]*)
     |(?P<space>(?:\s+|//[^\n]*|/\*.*?\*/)+)
-    |(?P<op>[()\[\]{},;]|\.(?!\d)|>>>|=\?=|=!=|<<|>>|<=|>=|==|!=|&&|\|\||[-<>+*/%!~&|^?:=])
+    |(?P<op>[()\[\]{},;]|\.\.|\.(?!\d)|>>>|=\?=|=!=|<<|>>|<=|>=|==|!=|&&|\|\||[-<>+*/%!~&|^?:=])
     |(?P<number>(?:\d+(?:\.\d+)?|\.\d+)(?:[eE][+-]?\d+)?)
     |(?P<string>"[^"\\]*(?:\\.[^"\\]*)*")
     |(?P<qname>'[^'\\]*(?:\\.[^'\\]*)*')
@@ -138,11 +151,17 @@ def tokenize(text: str) -> list[Token]:
         if kind == "op":
             if lexeme == "/" and text.startswith("/*", start):
                 raise ClassAdParseError("unterminated comment", text, start)
+            if lexeme == "..":  # HTCondor's lexer reads two dots as one selection
+                lexeme = "."
             append((op_kind, lexeme, lexeme, start, spaced, False))
         elif kind == "name":
             append((keyword_kind if lexeme.lower() in keywords else name_kind, lexeme, lexeme, start, spaced, False))
         elif kind == "number":
-            if pos < len(text) and _NUMBER_TAIL.match(text, pos):
+            # a letter, digit or '_' may not follow a number, nor '.' an integer ("1.a");
+            # a real may be followed by a selection ("1.5.a")
+            if pos < len(text) and _NUMBER_TAIL.match(text, pos) and (
+                text[pos] != "." or not ("." in lexeme or "e" in lexeme or "E" in lexeme)
+            ):
                 raise ClassAdParseError(f"malformed number {text[start:pos + 1]!r}", text, start)
             k, _, value, _, _, _ = _number(text, start, lexeme)
             append((k, lexeme, value, start, spaced, False))

@@ -18,12 +18,20 @@ HTCondor's library:
   in the current ad's alternate scope (the other ad of a match);
 * ``base.name`` looks in the ad ``base`` evaluates to (and applies to every
   element when ``base`` is a list); ``.name`` starts at the root;
-* every attribute hop costs one unit of depth; running out is an evaluation
-  failure (``EvalFailure``), which the public API reports as an exception.
+* an attribute whose evaluation is already under way (a cycle such as
+  ``[a = b; b = a]``) evaluates to UNDEFINED where it is met again;
+* nesting is limited as in HTCondor: every operator (parentheses and
+  subscripts included) and every selection base nests one level, and following
+  an attribute reference costs one level more than the operators around the
+  reference. Going past ``MAX_ATTRIBUTE_DEPTH`` is an evaluation failure
+  (``EvalFailure``), which the public API reports as an exception. The levels
+  are static within an expression, so they are counted once (``root_fn``) and
+  the closures only pay at attribute references.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -38,6 +46,11 @@ Fn = Callable[["EvalState"], Any]
 
 MAX_ATTRIBUTE_DEPTH = 400
 
+# Trees up to HTCondor's limits nest a few thousand Python calls deep when compiled,
+# printed or evaluated; Python 3.11+ runs such pure-Python recursion without the C stack.
+if sys.getrecursionlimit() < 20000:
+    sys.setrecursionlimit(20000)
+
 
 class EvalFailure(Exception):
     """Evaluation could not complete (reference chains too deep, no root for ``.attr``)."""
@@ -46,13 +59,17 @@ class EvalFailure(Exception):
 class EvalState:
     """The mutable state of one evaluation."""
 
-    __slots__ = ("cur", "root", "depth", "ctx", "left", "right")
+    __slots__ = ("cur", "root", "depth", "ctx", "left", "right", "busy", "busy_pairs")
 
     def __init__(self, cur: ClassAd | None, ctx: EvalContext) -> None:
         self.cur = cur
         self.root = root_of(cur)
         self.depth = MAX_ATTRIBUTE_DEPTH
         self.ctx = ctx
+        # attributes being evaluated: lower-cased name -> its ad (the common case), and
+        # (id(ad), name) pairs for a name under way in two ads at once
+        self.busy: dict[str, Any] = {}
+        self.busy_pairs: set[tuple[int, str]] | None = None
         # The two ads of a match, when evaluating inside one (see match.py); they let
         # TARGET.x skip the walk through the match's context ads.
         self.left: ClassAd | None = None
@@ -75,15 +92,30 @@ def root_of(ad: ClassAd | None) -> ClassAd | None:
 class Node:
     """Base of all expression nodes."""
 
-    __slots__ = ("_fn",)
+    __slots__ = ("_fn", "_rfn", "_h")
 
     def __init__(self) -> None:
         self._fn: Fn | None = None
+        self._rfn: Fn | None = None
 
     def compiled(self) -> Fn:
         fn = self._fn
         if fn is None:
             fn = self._fn = self._compile()
+        return fn
+
+    def root_fn(self) -> Fn:
+        """The closure for evaluating this node as a whole expression.
+
+        Counts the nesting levels of the tree first (``_levels``), so its attribute
+        references know what following them costs, and records the tree's height
+        (``_h``), the depth an evaluation needs to start it.
+        """
+        fn = self._rfn
+        if fn is None:
+            self._h = _levels(self)
+            # a tree too high for any evaluation is never compiled (that would recurse as deep)
+            fn = self._rfn = self.compiled() if self._h <= MAX_ATTRIBUTE_DEPTH else _too_deep
         return fn
 
     def _compile(self) -> Fn:
@@ -110,11 +142,15 @@ class Node:
         return f"<{type(self).__name__} {unparse(self)}>"
 
 
+def _too_deep(s: EvalState) -> Any:
+    raise EvalFailure("expression nested too deeply")
+
+
 class Literal(Node):
     __slots__ = ("value",)
 
     def __init__(self, value: Any) -> None:
-        self._fn = None
+        self._fn = self._rfn = None
         self.value = value
 
     def _compile(self) -> Fn:
@@ -131,14 +167,15 @@ class Literal(Node):
 class AttrRef(Node):
     """``name``, ``.name`` (absolute) or ``base.name``."""
 
-    __slots__ = ("name", "base", "absolute", "key")
+    __slots__ = ("name", "base", "absolute", "key", "level")
 
     def __init__(self, name: str, base: Node | None = None, absolute: bool = False) -> None:
-        self._fn = None
+        self._fn = self._rfn = None
         self.name = name
         self.base = base
         self.absolute = absolute
         self.key = name.lower()
+        self.level = 0  # operators around it in its expression (see ``_levels``)
 
     def children(self) -> tuple[Node, ...]:
         return (self.base,) if self.base is not None else ()
@@ -153,14 +190,15 @@ class AttrRef(Node):
 
     def _compile(self) -> Fn:
         key = self.key
+        cost = self.level + 1
         if self.base is not None:
             base = self.base.compiled()
             b = self.base
             if type(b) is AttrRef and b.base is None and not b.absolute and b.key in ("target", "my"):
-                return _scoped_fast(b.key, base, key)
+                return _scoped_fast(b.key, base, key, cost)
 
             def scoped(s: EvalState) -> Any:
-                return select(s, base(s), key)
+                return select(s, base(s), key, cost)
 
             return scoped
         if self.absolute:
@@ -169,7 +207,7 @@ class AttrRef(Node):
                 root = s.root
                 if root is None:
                     raise EvalFailure("no root ad for an absolute reference")
-                return lookup(s, root, key, False)
+                return lookup(s, root, key, False, cost)
 
             return absolute
 
@@ -179,15 +217,15 @@ class AttrRef(Node):
                 return UNDEFINED
             node = cur._exprs.get(key)
             if node is not None:
-                if type(node) is Literal:
+                if type(node) is Literal and s.depth >= cost:
                     return node.value
-                return eval_in(s, node, cur)
-            return lookup(s, cur, key, True)
+                return deref(s, node, cur, key, cost)
+            return lookup(s, cur, key, True, cost)
 
         return unscoped
 
 
-def _scoped_fast(scope: str, base: Fn, key: str) -> Fn:
+def _scoped_fast(scope: str, base: Fn, key: str, cost: int) -> Fn:
     """``TARGET.key`` / ``MY.key`` without walking the match's context ads.
 
     Inside a match the current ad is one of the pair, its parent is its context ad, and
@@ -207,12 +245,12 @@ def _scoped_fast(scope: str, base: Fn, key: str) -> Fn:
             elif cur is s.right:
                 ad = left if scope == "target" else cur
             else:
-                return select(s, base(s), key)
+                return select(s, base(s), key, cost)
             node = ad._exprs.get(key)  # type: ignore[union-attr]
             if node is not None:
-                return eval_in(s, node, ad)  # type: ignore[arg-type]
-            return lookup(s, ad, key, False)  # type: ignore[arg-type]
-        return select(s, base(s), key)
+                return deref(s, node, ad, key, cost)  # type: ignore[arg-type]
+            return lookup(s, ad, key, False, cost)  # type: ignore[arg-type]
+        return select(s, base(s), key, cost)
 
     return fast
 
@@ -221,7 +259,7 @@ class UnaryOp(Node):
     __slots__ = ("op", "operand")
 
     def __init__(self, op: str, operand: Node) -> None:
-        self._fn = None
+        self._fn = self._rfn = None
         self.op = op
         self.operand = operand
 
@@ -243,7 +281,7 @@ class BinaryOp(Node):
     __slots__ = ("op", "left", "right")
 
     def __init__(self, op: str, left: Node, right: Node) -> None:
-        self._fn = None
+        self._fn = self._rfn = None
         self.op = op
         self.left = left
         self.right = right
@@ -318,7 +356,7 @@ class Paren(Node):
     __slots__ = ("expr",)
 
     def __init__(self, expr: Node) -> None:
-        self._fn = None
+        self._fn = self._rfn = None
         self.expr = expr
 
     def children(self) -> tuple[Node, ...]:
@@ -337,7 +375,7 @@ class Ternary(Node):
     __slots__ = ("cond", "then", "orelse")
 
     def __init__(self, cond: Node, then: Node | None, orelse: Node) -> None:
-        self._fn = None
+        self._fn = self._rfn = None
         self.cond = cond
         self.then = then
         self.orelse = orelse
@@ -388,7 +426,7 @@ class Subscript(Node):
     __slots__ = ("base", "index")
 
     def __init__(self, base: Node, index: Node) -> None:
-        self._fn = None
+        self._fn = self._rfn = None
         self.base = base
         self.index = index
 
@@ -412,7 +450,7 @@ class FnCall(Node):
     __slots__ = ("name", "args")
 
     def __init__(self, name: str, args: tuple[Node, ...]) -> None:
-        self._fn = None
+        self._fn = self._rfn = None
         self.name = name
         self.args = args
 
@@ -437,7 +475,7 @@ class ListExpr(Node):
     __slots__ = ("items",)
 
     def __init__(self, items: tuple[Node, ...]) -> None:
-        self._fn = None
+        self._fn = self._rfn = None
         self.items = items
 
     def children(self) -> tuple[Node, ...]:
@@ -465,7 +503,7 @@ class AdExpr(Node):
     __slots__ = ("exprs", "names")
 
     def __init__(self, exprs: dict[str, Node], names: dict[str, str]) -> None:
-        self._fn = None
+        self._fn = self._rfn = None
         self.exprs = exprs
         self.names = names
 
@@ -496,25 +534,79 @@ _SPECIAL_ALWAYS = {"toplevel": "root", "root": "root", "self": "self", "parent":
 _SPECIAL_OLD = {**_SPECIAL_ALWAYS, "my": "self", "currenttime": "time"}
 
 
-def eval_in(s: EvalState, node: Node, ad: ClassAd) -> Any:
-    """Evaluate ``node`` with ``ad`` as the current ad, charging one unit of depth."""
+def eval_in(s: EvalState, node: Node, ad: ClassAd | None, cost: int = 0) -> Any:
+    """Evaluate ``node`` as a whole expression with ``ad`` as the current ad.
+
+    ``cost`` is the depth the way in costs (0 for a top-level evaluation). No cycle check:
+    ``deref`` is the way to follow an attribute.
+    """
+    depth = s.depth - cost
+    if depth < 0:
+        raise EvalFailure("attribute references nested too deeply")
     if type(node) is Literal:
         return node.value
-    if s.depth <= 0:
-        raise EvalFailure("attribute references nested too deeply")
-    saved = s.cur
+    fn = node._rfn or node.root_fn()
+    if node._h > depth:
+        raise EvalFailure("expression nested too deeply")
+    saved, saved_depth = s.cur, s.depth
     s.cur = ad
-    s.depth -= 1
-    fn = node._fn
-    if fn is None:
-        fn = node.compiled()
+    s.depth = depth
     v = fn(s)
-    s.depth += 1
+    s.depth = saved_depth
     s.cur = saved
     return v
 
 
-def lookup(s: EvalState, start: ClassAd, key: str, use_alternate: bool) -> Any:
+def deref(s: EvalState, node: Node, ad: ClassAd, key: str, cost: int) -> Any:
+    """Evaluate attribute ``key`` of ``ad`` (its expression ``node``), as a reference does.
+
+    Costs ``cost`` levels of depth; an attribute already under way is UNDEFINED here.
+    """
+    depth = s.depth - cost
+    if depth < 0:
+        raise EvalFailure("attribute references nested too deeply")
+    if type(node) is Literal:
+        return node.value
+    fn = node._rfn or node.root_fn()
+    if node._h > depth:
+        raise EvalFailure("expression nested too deeply")
+    busy = s.busy
+    owner = busy.get(key)
+    if owner is not None:
+        if owner is ad:
+            return UNDEFINED
+        return _deref_again(s, fn, ad, key, depth)
+    busy[key] = ad
+    saved, saved_depth = s.cur, s.depth
+    s.cur = ad
+    s.depth = depth
+    v = fn(s)
+    s.depth = saved_depth
+    s.cur = saved
+    del busy[key]
+    return v
+
+
+def _deref_again(s: EvalState, fn: Fn, ad: ClassAd, key: str, depth: int) -> Any:
+    """``deref`` of a name already under way in another ad: track the (ad, name) pair."""
+    pairs = s.busy_pairs
+    if pairs is None:
+        pairs = s.busy_pairs = set()
+    mark = (id(ad), key)
+    if mark in pairs:
+        return UNDEFINED
+    pairs.add(mark)
+    saved, saved_depth = s.cur, s.depth
+    s.cur = ad
+    s.depth = depth
+    v = fn(s)
+    s.depth = saved_depth
+    s.cur = saved
+    pairs.discard(mark)
+    return v
+
+
+def lookup(s: EvalState, start: ClassAd, key: str, use_alternate: bool, cost: int = 1) -> Any:
     """Find ``key`` from ``start`` outwards and evaluate it (HTCondor's ``LookupInScope``)."""
     strict = s.ctx.strict
     specials = _SPECIAL_ALWAYS if strict else _SPECIAL_OLD
@@ -523,7 +615,7 @@ def lookup(s: EvalState, start: ClassAd, key: str, use_alternate: bool) -> Any:
     while ad is not None:
         node = ad._exprs.get(key)
         if node is not None:
-            return eval_in(s, node, ad)
+            return deref(s, node, ad, key, cost)
         sup = None if ad is root else ad._parent
         special = specials.get(key)
         if special is None:
@@ -543,23 +635,23 @@ def lookup(s: EvalState, start: ClassAd, key: str, use_alternate: bool) -> Any:
     if use_alternate and not strict:
         alt = start._alternate
         if alt is not None:
-            return lookup(s, alt, key, False)
+            return lookup(s, alt, key, False, cost)
     return UNDEFINED
 
 
-def select(s: EvalState, base: Any, key: str) -> Any:
+def select(s: EvalState, base: Any, key: str, cost: int = 1) -> Any:
     """The value of ``base.key`` once ``base`` is evaluated."""
     from htcpool.classad.classad import ClassAd
 
     if type(base) is ClassAd:
         node = base._exprs.get(key)
         if node is not None:
-            return eval_in(s, node, base)
-        return lookup(s, base, key, False)
+            return deref(s, node, base, key, cost)
+        return lookup(s, base, key, False, cost)
     if base is UNDEFINED:
         return UNDEFINED
     if type(base) is ListValue:
-        items = tuple(value_node(select(s, list_item(s, base, i), key)) for i in range(len(base.items)))
+        items = tuple(value_node(select(s, list_item(s, base, i), key, cost)) for i in range(len(base.items)))
         return ListValue(items, None)
     return ERROR
 
@@ -579,7 +671,7 @@ def subscript_value(s: EvalState, base: Any, index: Any) -> Any:
             return UNDEFINED
         sub = EvalState(base, s.ctx)
         sub.depth = s.depth
-        return eval_in(sub, node, base)
+        return deref(sub, node, base, key, 0)
     if tb is ListValue and ti is int:
         if index < 0 or index >= len(base.items):
             return ERROR
@@ -590,18 +682,19 @@ def subscript_value(s: EvalState, base: Any, index: Any) -> Any:
 def list_item(s: EvalState, lst: ListValue, index: int) -> Any:
     """Evaluate element ``index`` of a list value in the scope the list was written in."""
     node = lst.items[index]
+    if type(node) is Literal:
+        return node.value
     scope = lst.scope
     if scope is None:
-        return node.compiled()(s)
-    return eval_in(s, node, scope) if s.depth > 0 else _fail()
+        fn = node._rfn or node.root_fn()
+        if node._h > s.depth:
+            raise EvalFailure("expression nested too deeply")
+        return fn(s)
+    return eval_in(s, node, scope)
 
 
 def list_values(s: EvalState, lst: ListValue) -> list[Any]:
     return [list_item(s, lst, i) for i in range(len(lst.items))]
-
-
-def _fail() -> Any:
-    raise EvalFailure("attribute references nested too deeply")
 
 
 def value_node(v: Any) -> Node:
@@ -625,3 +718,38 @@ def walk(node: Node) -> list[Node]:
         out.append(n)
         stack.extend(reversed(n.children()))
     return out
+
+
+_OPERATORS = (UnaryOp, BinaryOp, Ternary, Paren, Subscript)
+
+
+def _levels(root: Node) -> int:
+    """Record each attribute reference's level in ``root``'s expression; return its height.
+
+    A node's level is the number of operators around it (a selection's base counts one
+    more). List elements and the attributes of nested ads are expressions of their own.
+    The height is the most levels any operator or selection of the tree needs.
+    """
+    height = 0
+    operators = _OPERATORS
+    stack: list[tuple[Node, int]] = [(root, 0)]
+    while stack:
+        n, level = stack.pop()
+        t = type(n)
+        if t in operators:
+            level += 1
+            if level > height:
+                height = level
+            stack.extend((c, level) for c in n.children())
+        elif t is AttrRef:
+            assert isinstance(n, AttrRef)
+            if n._fn is None:
+                n.level = level
+            if n.base is not None:
+                level += 1
+                if level > height:
+                    height = level
+                stack.append((n.base, level))
+        elif t is FnCall:
+            stack.extend((c, level) for c in n.children())
+    return height

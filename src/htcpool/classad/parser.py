@@ -4,11 +4,21 @@ A Pratt parser: binary operators and their binding powers are one table
 (``_BINARY``); unary operators, postfix selection/subscripts and the ternary
 are handled around it. The grammar, from loosest to tightest binding:
 
-    ?: (right-assoc)  ||  &&  |  ^  &  == != =?= =!= is isnt  < <= > >=
-    << >> >>>  + -  * / %  unary - + ! ~  postfix . [ ]  primary
+    ? : (right-assoc)  ||  &&  |  ^  &  == != =?= =!= is isnt  < <= > >=
+    << >> >>>  + -  * / %  unary - + ! ~  postfix . [ ] ?:  primary
+
+As in HTCondor, the "elvis" operator ``a ?: b`` is a postfix operator binding
+tighter than any other (``1 ?: 2 + 3`` is ``(1 ?: 2) + 3``, ``-x ?: 7`` is
+``-(x ?: 7)``), and its right operand is a primary with its selections and
+subscripts (``x ?: -y`` does not parse, ``x ?: -1`` does: ``-1`` is a literal).
 
 ``parse_expression`` caches results by source text (trees are immutable), so
 parsing the same text again costs one dictionary lookup.
+
+Nesting is limited the way HTCondor's parser limits it: every expression, every
+unary-operator level and every postfix expression counts one level (so a
+parenthesis costs three, a unary minus one), and input nested more than
+``MAX_NESTING`` levels is refused with a ``ClassAdParseError``.
 """
 
 from __future__ import annotations
@@ -19,6 +29,7 @@ from typing import Any
 
 from htcpool.classad.errors import ClassAdParseError
 from htcpool.classad.lexer import (
+    KEYWORDS,
     KIND,
     POS,
     QUOTED,
@@ -60,7 +71,7 @@ _BINARY: dict[str, int] = {
 }  # fmt: skip
 _CANONICAL = {"is": "=?=", "isnt": "=!="}
 _UNARY = {"-", "+", "!", "~"}
-MAX_NESTING = 200
+MAX_NESTING = 500
 
 
 class _Parser:
@@ -101,7 +112,7 @@ class _Parser:
         self.depth += 1
         if self.depth > MAX_NESTING:
             raise ClassAdParseError(
-                f"expression nested more than {MAX_NESTING} levels deep", self.text, self.peek()[POS]
+                f"expression nested too deeply (more than {MAX_NESTING} levels)", self.text, self.peek()[POS]
             )
 
     # -- grammar
@@ -110,13 +121,9 @@ class _Parser:
         cond = self.binary(0)
         if self.at_op("?"):
             self.advance()
-            if self.at_op(":"):
-                self.advance()
-                node: Node = Ternary(cond, None, self.expression())
-            else:
-                then = self.expression()
-                self.expect_op(":", "':' of a conditional expression")
-                node = Ternary(cond, then, self.expression())
+            then = self.expression()
+            self.expect_op(":", "':' of a conditional expression")
+            node: Node = Ternary(cond, then, self.expression())
         else:
             node = cond
         self.depth -= 1
@@ -140,35 +147,36 @@ class _Parser:
             left = BinaryOp(_CANONICAL.get(op, op), left, right)
 
     def unary(self) -> Node:
+        self.enter()
         tok = self.peek()
         if tok[KIND] is Kind.OP and tok[TEXT] in _UNARY:
             self.advance()
             nxt = self.peek()
-            if (
-                tok[TEXT] == "-"
-                and nxt[KIND] in (Kind.INTEGER, Kind.REAL)
-                and not nxt[SPACED]
-                and not self._postfix_follows()
-            ):
+            if tok[TEXT] == "-" and nxt[KIND] in (Kind.INTEGER, Kind.REAL) and not nxt[SPACED]:
+                # ``-1`` is one literal (so ``-1[0]`` subscripts -1); ``- 1`` stays an operator
                 self.advance()
-                return Literal(negate_literal(nxt))
-            self.enter()
-            operand = self.unary()
-            self.depth -= 1
-            return UnaryOp(tok[TEXT], operand)
-        return self.postfix(self.primary())
+                node: Node = self.postfix(Literal(negate_literal(nxt)))
+            else:
+                node = UnaryOp(tok[TEXT], self.unary())
+        else:
+            node = self.postfix(None)
+        self.depth -= 1
+        return node
 
-    def _postfix_follows(self) -> bool:
-        """Whether ``.`` or ``[`` follows the token after the current one."""
-        after = self.tokens[self.i + 1]
-        return after[KIND] is Kind.OP and after[TEXT] in (".", "[")
-
-    def postfix(self, node: Node) -> Node:
+    def postfix(self, node: Node | None, elvis: bool = True) -> Node:
+        """Selections, subscripts and ``?:`` after ``node`` (after a primary when None)."""
+        self.enter()
+        if node is None:
+            node = self.primary()
         while True:
+            if elvis and self.at_op("?") and self._next_is_op(":"):
+                self.i += 2
+                node = Ternary(node, None, self.postfix(self._elvis_operand(), False))
+                continue
             if self.at_op("."):
                 self.advance()
                 name = self.advance()
-                if name[KIND] not in (Kind.NAME, Kind.KEYWORD):
+                if name[KIND] is not Kind.NAME:
                     self.fail("expected an attribute name after '.'", name)
                 node = AttrRef(str(name[VALUE]), node)
             elif self.at_op("["):
@@ -177,7 +185,22 @@ class _Parser:
                 self.expect_op("]", "']' closing a subscript")
                 node = Subscript(node, index)
             else:
+                self.depth -= 1
                 return node
+
+    def _next_is_op(self, op: str) -> bool:
+        tok = self.tokens[self.i + 1]
+        return tok[KIND] is Kind.OP and tok[TEXT] == op
+
+    def _elvis_operand(self) -> Node:
+        """The primary right of ``?:``; ``-1`` counts as one (it is a single literal)."""
+        tok = self.peek()
+        if tok[KIND] is Kind.OP and tok[TEXT] == "-":
+            nxt = self.tokens[self.i + 1]
+            if nxt[KIND] in (Kind.INTEGER, Kind.REAL) and not nxt[SPACED]:
+                self.i += 2
+                return Literal(negate_literal(nxt))
+        return self.primary()
 
     def primary(self) -> Node:
         tok = self.advance()
@@ -218,7 +241,7 @@ class _Parser:
                 return self.ad_body()
             if op == ".":
                 name_tok = self.advance()
-                if name_tok[KIND] not in (Kind.NAME, Kind.KEYWORD) or name_tok[SPACED]:
+                if name_tok[KIND] is not Kind.NAME:
                     self.fail("expected an attribute name after '.'", name_tok)
                 return AttrRef(str(name_tok[VALUE]), None, absolute=True)
         self.i -= 1
@@ -239,7 +262,6 @@ class _Parser:
         return FnCall(name, tuple(args))
 
     def list_body(self) -> Node:
-        self.enter()
         items: list[Node] = []
         if not self.at_op("}"):
             while True:
@@ -249,17 +271,17 @@ class _Parser:
                     continue
                 break
         self.expect_op("}", "',' or '}' in a list")
-        self.depth -= 1
         return ListExpr(tuple(items))
 
     def ad_body(self) -> AdExpr:
-        """The attributes of ``[ ... ]`` after the opening bracket."""
-        self.enter()
+        """The attributes of ``[ ... ]`` after the opening bracket (stray ``;`` are skipped)."""
         exprs: dict[str, Node] = {}
         names: dict[str, str] = {}
         while not self.at_op("]"):
             tok = self.advance()
-            if tok[KIND] is not Kind.NAME and tok[KIND] is not Kind.KEYWORD:
+            while tok[KIND] is Kind.OP and tok[TEXT] == ";":  # as HTCondor: then a name must follow
+                tok = self.advance()
+            if tok[KIND] is not Kind.NAME:
                 self.fail("expected an attribute name or ']' in an ad", tok)
             name = str(tok[VALUE])
             self.expect_op("=", f"'=' after attribute name {name!r}")
@@ -268,12 +290,9 @@ class _Parser:
             if key not in names:
                 names[key] = name
             exprs[key] = value
-            if self.at_op(";"):
-                self.advance()
-            elif not self.at_op("]"):
+            if not self.at_op(";") and not self.at_op("]"):
                 self.fail("expected ';' or ']' in an ad")
         self.advance()
-        self.depth -= 1
         return AdExpr(exprs, names)
 
     def attribute_value(self) -> Node:
@@ -283,7 +302,7 @@ class _Parser:
         text of each value is parsed through the expression cache: identical texts give
         the same tree, parsed once and compiled once.
         """
-        if self.depth > 1:  # inside an expression: parse in place, counting the nesting
+        if self.depth > 0:  # inside an expression: parse in place, counting the nesting
             return self.expression()
         tokens = self.tokens
         i = j = self.i
@@ -388,6 +407,8 @@ def _scan_ad(text: str, pos: int) -> tuple[AdExpr, int] | None:
         m = _SIMPLE_ATTR.match(text, i)
         if m is not None:
             name, integer, real, string, word, end = m.groups()
+            if name.lower() in KEYWORDS:
+                return None
             if integer is not None:
                 value: Any = int(integer)
             elif real is not None:
@@ -408,6 +429,8 @@ def _scan_ad(text: str, pos: int) -> tuple[AdExpr, int] | None:
         if m is None:
             return None
         name = m.group(1)
+        if name.lower() in KEYWORDS:
+            return None
         start = k = m.end()
         depth = 0
         while True:

@@ -5,7 +5,9 @@ Three printers share one walker:
 * ``unparse``: the canonical new-syntax form (HTCondor's ``ClassAdUnParser``;
   what ``repr()`` of an expression shows): binary operators spaced, unary
   operators written `` -x``, lists ``{ a,b }``, ads ``[ a = 1; b = 2 ]``,
-  ``=?=``/``=!=`` written ``is``/``isnt``, reals as ``%1.15E``.
+  ``=?=``/``=!=`` written ``is``/``isnt``, reals as ``%1.15E``, characters
+  beyond ASCII as the octal escapes of their UTF-8 bytes, and the names
+  ``true false undefined error is isnt parent`` (any case) quoted.
 * ``pretty``: HTCondor's ``PrettyPrint`` (what ``str()`` shows): like
   ``unparse`` but lists and ads are broken over indented lines.
 * ``unparse_old``: the old-ClassAd form used for ``Attr = expr`` lines:
@@ -67,8 +69,12 @@ def format_real(x: float, old: bool = False) -> str:
     return "%1.15E" % x
 
 
-def quote_string(s: str, delim: str = '"') -> str:
-    """A string literal in new syntax (``delim`` is ``'`` for quoted names)."""
+def quote_string(s: str, delim: str = '"', raw_utf8: bool = False) -> str:
+    """A string literal in new syntax (``delim`` is ``'`` for quoted names).
+
+    Characters beyond ASCII are written as the octal escapes of their UTF-8 bytes,
+    unless ``raw_utf8`` (the old form keeps them as they are in quoted names).
+    """
     out = [delim]
     for c in s:
         if c == delim:
@@ -77,6 +83,8 @@ def quote_string(s: str, delim: str = '"') -> str:
             out.append(_ESCAPES[c])
         elif c < " " or c == "\x7f":
             out.append("\\%03o" % ord(c))
+        elif c >= "\x80" and not raw_utf8:  # HTCondor prints each byte of the UTF-8 form in octal
+            out.extend("\\%03o" % b for b in c.encode("utf-8", "surrogateescape"))
         else:
             out.append(c)
     out.append(delim)
@@ -87,10 +95,14 @@ def quote_old_string(s: str) -> str:
     return '"' + s.replace('"', '\\"') + '"'
 
 
-def format_name(name: str) -> str:
-    if is_identifier(name):
+# Names HTCondor quotes even though they are identifiers (compared ignoring case).
+_RESERVED_NAMES = frozenset({"true", "false", "undefined", "error", "is", "isnt", "parent"})
+
+
+def format_name(name: str, old: bool = False) -> str:
+    if is_identifier(name) and name.lower() not in _RESERVED_NAMES:
         return name
-    return quote_string(name, "'")
+    return quote_string(name, "'", old)
 
 
 def format_abstime(t: AbsTime) -> str:
@@ -190,7 +202,7 @@ class _Printer:
             else:
                 if n.absolute:
                     out.append(".")
-                out.append(format_name(n.name))
+                out.append(format_name(n.name, self.old))
         elif t is UnaryOp:
             assert isinstance(n, UnaryOp)
             out.append(" " + n.op)
@@ -263,7 +275,7 @@ class _Printer:
             for i, k in enumerate(keys):
                 if i:
                     out.append("; ")
-                out.append(format_name(names[k]) + " = ")
+                out.append(format_name(names[k], self.old) + " = ")
                 self.node(exprs[k])
             out.append(" ]")
             return
@@ -311,7 +323,9 @@ def unparse_old(x: Node | Any) -> str:
 
 
 def print_old(ad: ClassAd) -> str:
-    """An ad in the old form: one ``Name = expr`` line per attribute."""
+    """An ad in the old form: one ``Name = expr`` line per attribute (an empty ad is one newline)."""
+    if not ad._exprs:
+        return "\n"
     return "".join(
         f"{ad._names[k]} = {unparse_old(ad._exprs[k])}\n" for k in ad_order(ad._names)
     )

@@ -11,7 +11,8 @@ can use directly (the same shape as HTCondor's ``classad2`` module):
     Boolean           ``bool``
     Integer           ``int``, kept inside the signed 64-bit range by ``wrap_int``
     Real              ``float``
-    String            ``str``
+    String            ``str`` (HTCondor's bytes read as UTF-8; bytes that are not
+                      UTF-8 are kept as lone surrogates, ``surrogateescape``)
     AbsTime           ``AbsTime``  (seconds since the epoch and a zone offset)
     RelTime           ``RelTime``  (seconds, possibly fractional)
     List              ``ListValue`` (the list's expressions and the ad they live in)
