@@ -115,7 +115,7 @@ def _query(config: object, name: str, args: argparse.Namespace) -> int:
     if args.raw:
         value = config.raw(name, args.subsystem, None, args.local_name)
     else:
-        value = config.get_str(name, None, args.subsystem, None, args.local_name)
+        value = config.get_str(name, args.subsystem, None, args.local_name)
     if value is None:
         print(f"Not defined: {name.upper()}", file=sys.stderr)
         return 1

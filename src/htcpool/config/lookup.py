@@ -1,0 +1,61 @@
+"""Where a name's raw value comes from, in a given reading context.
+
+HTCondor's order (``lookup_macro``) is: ``LOCALNAME.NAME`` in the configuration, then
+in the table; ``SUBSYSTEM.NAME`` in the configuration, then in the table; ``NAME`` in
+the configuration, then the table default. An empty value found on the way stops the
+search (``X =`` hides the default). A table entry with an empty default counts as
+not there.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from htcpool.config.macro_set import Definition, MacroSet
+from htcpool.config.table import param_info
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """Who is reading: the subsystem (``STARTD``, ``TOOL``...) and the local name."""
+
+    subsystem: str | None = None
+    local_name: str | None = None
+
+    def prefixes(self) -> tuple[str, ...]:
+        return tuple(p for p in (self.local_name, self.subsystem) if p)
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    """A raw value and where it came from: a definition, or the table (``definition`` None)."""
+
+    raw: str
+    definition: Definition | None
+    table_name: str = ""
+
+
+def lookup(macros: MacroSet, name: str, context: Context) -> Found | None:
+    """The raw value ``name`` has for ``context``, or None when nothing defines it."""
+    for prefix in (context.local_name, context.subsystem):
+        if not prefix:
+            continue
+        found = macros.get(f"{prefix}.{name}")
+        if found is not None:
+            return Found(found.raw, found)
+        info = param_info(f"{prefix}.{name}")
+        if info is not None:
+            return Found(info.default, None, info.name)
+    found = macros.get(name)
+    if found is not None:
+        return Found(found.raw, found)
+    info = param_info(name)
+    if info is not None and info.default:
+        return Found(info.default, None, info.name)
+    return None
+
+
+def lookup_raw(macros: MacroSet, name: str, context: Context) -> str | None:
+    """Just the raw value of :func:`lookup`."""
+    found = lookup(macros, name, context)
+    return None if found is None else found.raw
