@@ -234,16 +234,36 @@ def _scoped_fast(scope: str, base: Fn, key: str, cost: int) -> Fn:
     define the scope name itself; everything else takes the general path.
     """
 
+    if scope == "target":
+
+        def fast_target(s: EvalState) -> Any:
+            cur = s.cur
+            left = s.left
+            if left is not None and "target" not in cur._exprs:  # type: ignore[union-attr]
+                if cur is left:
+                    ad = s.right
+                elif cur is s.right:
+                    ad = left
+                else:
+                    return select(s, base(s), key, cost)
+                node = ad._exprs.get(key)  # type: ignore[union-attr]
+                if node is not None:
+                    if type(node) is Literal and s.depth >= cost:
+                        return node.value
+                    return deref(s, node, ad, key, cost)  # type: ignore[arg-type]
+                return lookup(s, ad, key, False, cost)  # type: ignore[arg-type]
+            return select(s, base(s), key, cost)
+
+        return fast_target
+
     def fast(s: EvalState) -> Any:
         cur = s.cur
         left = s.left
         if left is not None and scope not in cur._exprs:  # type: ignore[union-attr]
-            if scope == "my" and not s.ctx.strict:
+            if not s.ctx.strict:
                 ad = cur
-            elif cur is left:
-                ad = s.right if scope == "target" else left
-            elif cur is s.right:
-                ad = left if scope == "target" else cur
+            elif cur is left or cur is s.right:
+                ad = cur
             else:
                 return select(s, base(s), key, cost)
             node = ad._exprs.get(key)  # type: ignore[union-attr]
@@ -336,6 +356,21 @@ class BinaryOp(Node):
         if op == "==" or op == "!=" or op == "<" or op == "<=" or op == ">" or op == ">=":
             cmp = ops._CMP[op]
             compare = ops.compare
+
+            if op == "==" or op == "!=":
+                equal = op == "=="
+
+                def equality(s: EvalState) -> Any:
+                    x = a(s)
+                    y = b(s)
+                    tx = type(x)
+                    if tx is type(y) and (tx is int or tx is str) and x == y:
+                        return equal  # identical ints or strings: no case folding needed
+                    if tx is int and type(y) is int:
+                        return not equal
+                    return compare(op, x, y)
+
+                return equality
 
             def comparison(s: EvalState) -> Any:
                 x = a(s)
