@@ -131,8 +131,9 @@ class _Parser:
 
     def binary(self, min_power: int) -> Node:
         left = self.unary()
+        tokens = self.tokens
         while True:
-            tok = self.peek()
+            tok = tokens[self.i]
             if tok[KIND] is Kind.OP:
                 op = tok[TEXT]
             elif tok[KIND] is Kind.KEYWORD and tok[TEXT].lower() in ("is", "isnt"):
@@ -142,16 +143,16 @@ class _Parser:
             power = _BINARY.get(op)
             if power is None or power <= min_power:
                 return left
-            self.advance()
+            self.i += 1
             right = self.binary(power)
             left = BinaryOp(_CANONICAL.get(op, op), left, right)
 
     def unary(self) -> Node:
         self.enter()
-        tok = self.peek()
+        tok = self.tokens[self.i]
         if tok[KIND] is Kind.OP and tok[TEXT] in _UNARY:
-            self.advance()
-            nxt = self.peek()
+            self.i += 1
+            nxt = self.tokens[self.i]
             if tok[TEXT] == "-" and nxt[KIND] in (Kind.INTEGER, Kind.REAL) and not nxt[SPACED]:
                 # ``-1`` is one literal (so ``-1[0]`` subscripts -1); ``- 1`` stays an operator
                 self.advance()
@@ -168,19 +169,21 @@ class _Parser:
         self.enter()
         if node is None:
             node = self.primary()
+        tokens = self.tokens
         while True:
-            if elvis and self.at_op("?") and self._next_is_op(":"):
+            tok = tokens[self.i]
+            t = tok[TEXT] if tok[KIND] is Kind.OP else ""
+            if t == "?" and elvis and self._next_is_op(":"):
                 self.i += 2
                 node = Ternary(node, None, self.postfix(self._elvis_operand(), False))
-                continue
-            if self.at_op("."):
-                self.advance()
+            elif t == ".":
+                self.i += 1
                 name = self.advance()
                 if name[KIND] is not Kind.NAME:
                     self.fail("expected an attribute name after '.'", name)
                 node = AttrRef(str(name[VALUE]), node)
-            elif self.at_op("["):
-                self.advance()
+            elif t == "[":
+                self.i += 1
                 index = self.expression()
                 self.expect_op("]", "']' closing a subscript")
                 node = Subscript(node, index)
