@@ -107,7 +107,7 @@ def test_assign_group_and_sl6_to_docker() -> None:
 
 
 def at(*fields: int) -> float:
-    return datetime(*fields, tzinfo=UTC).timestamp()  # type: ignore[arg-type]
+    return datetime(*fields, tzinfo=UTC).timestamp()  # type: ignore[arg-type, misc]
 
 
 @pytest.mark.parametrize(("fields", "now", "expected"), [

@@ -4,7 +4,9 @@
 remove, condor_prio, vacate, start, suspend and finish, with the job's
 policy expressions, crontab and deferral handling, job transforms and submit
 requirements. Time comes in as ``now``; state goes out through a
-``QueueStore`` and ``LogEvent`` records (``format_event`` renders the user log).
+``QueueStore`` and ``LogEvent`` records (``format_event`` renders the user log);
+``format_history``, ``format_long`` and ``format_autoformat`` print the ads of
+jobs that left the queue as condor_history does.
 """
 
 from htcpool.schedd.crontab import CronError, CronSchedule
@@ -16,6 +18,7 @@ from htcpool.schedd.errors import (
     UnknownJob,
 )
 from htcpool.schedd.eventlog import LogEvent, format_event
+from htcpool.schedd.history import format_autoformat, format_history, format_long
 from htcpool.schedd.queue import JobQueue
 from htcpool.schedd.settings import ScheddSettings, settings_from_config
 from htcpool.schedd.states import TRANSITIONS, IllegalTransition, JobEvent, JobStatus
@@ -28,5 +31,6 @@ __all__ = [
     "TRANSITIONS", "CronError", "CronSchedule", "IllegalTransition", "JobEvent", "JobQueue",
     "JobStatus", "LogEvent", "MapFileError", "MemoryStore", "NullStore", "PermissionDenied",
     "QueueStore", "ScheddError", "ScheddSettings", "SubmitRejected", "SubmitRequirement",
-    "Transform", "UnknownJob", "UserMaps", "format_event", "settings_from_config",
+    "Transform", "UnknownJob", "UserMaps", "format_autoformat", "format_event", "format_history",
+    "format_long", "settings_from_config",
 ]

@@ -1,12 +1,20 @@
 """Which idle job of a submitter goes next: HTCondor's job priority order.
 
-Within one submitter (``AccountingGroup``, else ``Owner``) jobs are ordered by
+A job's submitter is its accounting name: ``AccountingGroup`` if set, else
+``Owner``, followed by ``@`` and the accounting domain (``ACCOUNTING_DOMAIN``,
+whose default is ``UID_DOMAIN``) unless the domain is empty or the name has
+one already, as the schedd names submitters to the negotiator
+(``group_physics.einstein@example.org``).
+
+Within one submitter jobs are ordered as ``qmgmt.cpp::prio_compar`` does:
 ``PreJobPrio1``, ``PreJobPrio2``, ``JobPrio``, ``PostJobPrio1``,
 ``PostJobPrio2`` (higher first; missing or non-integer counts as 0), then
-``QDate``, cluster and proc (lower first). ``PriorityIndex`` keeps one heap per
-submitter with lazy deletion: a changed or departed job leaves a stale entry
-that is skipped when it reaches the top. ``ordered`` walks the jobs in order
-without removing them, so an unmatchable job at the top never blocks the rest.
+cluster and proc (lower first). ``QDate`` is not part of the order: cluster
+ids stand in for submission order, as in HTCondor. ``PriorityIndex`` keeps one
+heap per submitter with lazy deletion: a changed or departed job leaves a
+stale entry that is skipped when it reaches the top. ``ordered`` walks the
+jobs in order without removing them, so an unmatchable job at the top never
+blocks the rest.
 """
 
 from __future__ import annotations
@@ -17,8 +25,10 @@ from collections.abc import Iterator
 from htcpool.classad import ClassAd
 
 PRIO_ATTRS = ("prejobprio1", "prejobprio2", "jobprio", "postjobprio1", "postjobprio2")
+SUBMITTER_ATTRS = ("accountinggroup", "owner")
 JobId = tuple[int, int]
-Key = tuple[int, int, int, int, int, int, int, int]
+Prefix = tuple[int, int, int, int, int]
+Key = tuple[int, int, int, int, int, int, int]
 
 
 def _int(ad: ClassAd, low: str) -> int:
@@ -29,19 +39,25 @@ def _int(ad: ClassAd, low: str) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
-def submitter_of(ad: ClassAd) -> str:
-    for attr in ("accountinggroup", "owner"):
+def submitter_of(ad: ClassAd, domain: str = "") -> str:
+    """The accounting name of the job's submitter (``""`` when it has no owner)."""
+    for attr in SUBMITTER_ATTRS:
         node = ad._exprs.get(attr)
         if node is not None:
             value = ad._evaluate_node(node, None)
-            if isinstance(value, str):
-                return value
+            if isinstance(value, str) and value:
+                return f"{value}@{domain}" if domain and "@" not in value else value
     return ""
 
 
-def priority_key(ad: ClassAd, job_id: JobId) -> Key:
+def priority_prefix(ad: ClassAd) -> Prefix:
+    """The job-priority part of the key (negated, so that higher comes first)."""
     p1, p2, prio, q1, q2 = (_int(ad, a) for a in PRIO_ATTRS)
-    return (-p1, -p2, -prio, -q1, -q2, _int(ad, "qdate"), job_id[0], job_id[1])
+    return (-p1, -p2, -prio, -q1, -q2)
+
+
+def priority_key(ad: ClassAd, job_id: JobId) -> Key:
+    return (*priority_prefix(ad), job_id[0], job_id[1])
 
 
 class PriorityIndex:
@@ -50,15 +66,18 @@ class PriorityIndex:
         self.current: dict[JobId, tuple[str, Key]] = {}
 
     def add(self, submitter: str, key: Key) -> None:
-        job_id = (key[6], key[7])
-        self.current[job_id] = (submitter, key)
+        job_id = (key[5], key[6])
+        entry = (submitter, key)
+        if self.current.get(job_id) == entry:
+            return
+        self.current[job_id] = entry
         heapq.heappush(self.heaps.setdefault(submitter, []), key)
 
     def discard(self, job_id: JobId) -> None:
         self.current.pop(job_id, None)
 
     def _live(self, submitter: str, key: Key) -> bool:
-        return self.current.get((key[6], key[7])) == (submitter, key)
+        return self.current.get((key[5], key[6])) == (submitter, key)
 
     def ordered(self, submitter: str) -> Iterator[JobId]:
         heap = self.heaps.get(submitter, [])
@@ -69,7 +88,7 @@ class PriorityIndex:
                 if not self._live(submitter, key):
                     continue
                 taken.append(key)
-                yield (key[6], key[7])
+                yield (key[5], key[6])
         finally:
             for key in taken:
                 heapq.heappush(heap, key)

@@ -8,7 +8,10 @@ Rules of this module (the state table itself is in ``states``):
 * Users may change only their own jobs (``Owner``) unless they are in
   ``QUEUE_SUPER_USERS``; the schedd itself acts as ``None``.
 * ``submit`` applies the job transforms, then the submit requirements, to every
-  job; one failure rejects the whole cluster and nothing is queued.
+  job (``admission``); one failure rejects the whole cluster and nothing is
+  queued.
+* Idle jobs are indexed by submitter (accounting name with the accounting
+  domain) in job-priority order (``priority``).
 * Crontab jobs get a ``DeferralTime`` while Idle: at submit, on requeue, on
   release and whenever the previous one has passed its window (``handle_timer``).
   A non-cron deferral job still Idle past ``DeferralTime + DeferralWindow`` is
@@ -23,6 +26,7 @@ from collections.abc import Callable, Iterator
 
 from htcpool.classad import ClassAd, EvalContext, fixed_clock
 from htcpool.schedd import eventlog as ev
+from htcpool.schedd.admission import admit
 from htcpool.schedd.crontab import FIELDS as CRON_FIELDS
 from htcpool.schedd.crontab import CronError, CronSchedule
 from htcpool.schedd.errors import PermissionDenied, SubmitRejected, UnknownJob
@@ -31,8 +35,8 @@ from htcpool.schedd.priority import PriorityIndex, priority_key, submitter_of
 from htcpool.schedd.settings import ScheddSettings
 from htcpool.schedd.states import ACTIVE, JobEvent, JobStatus, next_status
 from htcpool.schedd.store import JobId, NullStore, QueueStore
-from htcpool.schedd.submit_requirements import check
 
+_CRON_KEYS = tuple(name.lower() for name, _, _ in CRON_FIELDS)
 HOLD_USER = 1
 HOLD_MISSED_DEFERRAL = 20
 HOLD_INVALID_CRON = 25
@@ -77,7 +81,7 @@ class JobQueue:
     def _save(self, job_id: JobId, ad: ClassAd) -> None:
         self.store.save_job(job_id, ad)
         if JobStatus(ad.evaluate("JobStatus")) == JobStatus.IDLE:
-            self.index.add(submitter_of(ad), priority_key(ad, job_id))
+            self.index.add(submitter_of(ad, self.settings.accounting_domain), priority_key(ad, job_id))
         else:
             self.index.discard(job_id)
 
@@ -99,31 +103,30 @@ class JobQueue:
     def submit(self, owner: str, jobs: list[ClassAd], now: float) -> tuple[int, list[str]]:
         """Queue a cluster; returns (cluster id, warnings). Raises SubmitRejected."""
         cluster = self.next_cluster
-        ctx = self.context(now)
-        ready: list[ClassAd] = []
-        warnings: list[str] = []
-        for proc, source in enumerate(jobs):
-            ad = source.copy()
-            ad["ClusterId"] = cluster
-            ad["ProcId"] = proc
-            ad["Owner"] = owner
-            ad["QDate"] = int(now)
-            ad["EnteredCurrentStatus"] = int(now)
-            for t in self.settings.transforms:
-                result = t.apply(ad, ctx)
-                self.warnings.extend(result.errors)
-            warnings.extend(w for w in check(self.settings.submit_requirements, self.schedd_ad, ad, ctx)
-                            if w not in warnings)
-            ready.append(ad)
+        admitted = admit(jobs, cluster, owner, now, transforms=self.settings.transforms,
+                         requirements=self.settings.submit_requirements, schedd_ad=self.schedd_ad,
+                         context=self.context(now), accounting_domain=self.settings.accounting_domain)
+        self.warnings.extend(admitted.transform_errors)
+        warnings = admitted.warnings
         self.next_cluster += 1
         self.store.save_next_cluster(self.next_cluster)
-        for ad in ready:
-            job_id = (cluster, int(ad.evaluate("ProcId")))
+        host = self.settings.schedd_address
+        shown = tuple(warnings)
+        save, add, events = self.store.save_job, self.index.add, self.events
+        for proc, (ad, submitter, key) in enumerate(zip(admitted.ads, admitted.submitters, admitted.keys,
+                                                          strict=True)):
+            job_id = (cluster, proc)
             self.jobs[job_id] = ad
-            self._schedule_cron(job_id, ad, now)
-            self._save(job_id, ad)
-            self._event(ev.SUBMIT, job_id, now, host=self.settings.schedd_address,
-                        warnings=tuple(warnings))
+            exprs = ad._exprs
+            if any(name in exprs for name in _CRON_KEYS):
+                self._schedule_cron(job_id, ad, now)
+                self._save(job_id, ad)
+            else:
+                save(job_id, ad)
+                status = exprs.get("jobstatus")
+                if status is not None and ad._evaluate_node(status, None) == JobStatus.IDLE:
+                    add(submitter, key)
+            events.append(ev.LogEvent(ev.SUBMIT, cluster, proc, now, host=host, warnings=shown))
         return cluster, warnings
 
     # -- user commands

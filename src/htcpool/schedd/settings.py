@@ -2,7 +2,9 @@
 
 ``ScheddSettings`` holds the knobs the core reads: queue super users, the
 submit requirements, the job transforms, the ``userMap`` maps, the system
-periodic expressions and the local time zone used for cron schedules.
+periodic expressions, the accounting domain of submitter names
+(``ACCOUNTING_DOMAIN``, default ``UID_DOMAIN``; empty: names without a
+domain) and the local time zone used for cron schedules.
 ``settings_from_config(get, read_file)`` builds it from a reader that answers
 ``get(NAME) -> str | None`` with raw (unexpanded) values where HTCondor wants
 them raw (transform bodies), and ``read_file(path)`` for map files.
@@ -41,6 +43,7 @@ class ScheddSettings:
     system_max_releases: int = -1
     schedd_interval: int = 300
     local_zone: int = 0
+    accounting_domain: str = ""
     schedd_name: str = "schedd@localhost"
     schedd_address: str = "<127.0.0.1:9618>"
 
@@ -76,4 +79,6 @@ def settings_from_config(get: Callable[[str], str | None],
     s.system_periodic_remove = get("SYSTEM_PERIODIC_REMOVE") or ""
     s.system_max_releases = int(get("SYSTEM_MAX_RELEASES") or -1)
     s.schedd_interval = int(get("SCHEDD_INTERVAL") or 300)
+    domain = get("ACCOUNTING_DOMAIN")
+    s.accounting_domain = (domain if domain is not None else get("UID_DOMAIN") or "").strip()
     return s

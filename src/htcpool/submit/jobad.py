@@ -1,6 +1,8 @@
 """Building one job ClassAd from the submit hash, the way condor_submit does.
 
-``JobBuilder.build(cluster, proc)`` runs a fixed tuple of passes (``PASSES``),
+``JobBuilder.build(cluster, proc)`` runs a fixed tuple of passes (``PASSES``;
+the file and argument passes are in ``jobfiles``, accounting, deferral and
+policy in ``jobpolicy``),
 each reading commands through the hash (which counts their use) and writing
 attributes: base counters, universe, files, arguments and environment, simple
 commands, resource requests, accounting group, job status, deferral and cron,
@@ -18,7 +20,7 @@ from htcpool.classad import ClassAd, ExprTree
 from htcpool.classad.errors import ClassAdParseError
 from htcpool.classad.nodes import Literal, Node
 from htcpool.classad.parser import parse_expression
-from htcpool.submit import argsenv
+from htcpool.submit import jobfiles, jobpolicy
 from htcpool.submit.errors import SubmitError, SubmitFileError
 from htcpool.submit.hash import SubmitHash
 from htcpool.submit.resources import (
@@ -33,7 +35,6 @@ from htcpool.submit.tables import (
     BASE_ATTRIBUTES,
     CRON_COMMANDS,
     NOTIFICATION,
-    POLICY_COMMANDS,
     SIMPLE_COMMANDS,
     UNIVERSES,
     signal_name,
@@ -41,10 +42,6 @@ from htcpool.submit.tables import (
 from htcpool.submit.world import FileSystemView, SubmitHost
 
 HOLD_SUBMITTED_ON_HOLD = 15
-
-
-def _kib(size: int | None) -> int:
-    return 0 if size is None else -(-size // 1024)
 
 
 class JobBuilder:
@@ -138,67 +135,6 @@ class JobBuilder:
         if name in ("docker", "container"):
             self.ad["WantDocker" if name == "docker" else "WantContainer"] = True
 
-    def files(self) -> None:
-        ad = self.ad
-        initialdir = self.get("initialdir", "initial_dir", "Iwd")
-        self.iwd = self.host.absolute(initialdir) if initialdir else self.host.cwd
-        ad["Iwd"] = self.iwd
-        exe = self.get("executable", "Cmd")
-        if not exe:
-            raise SubmitFileError("No 'executable' parameter was provided", self.submit_file)
-        cmd = self.host.absolute(exe, self.iwd)
-        ad["Cmd"] = cmd
-        exe_kib = 0
-        if self.get_bool("transfer_executable", True):
-            size = self.fs.size(cmd)
-            if size is None:
-                raise self.fail(f"Executable file {cmd} does not exist", "executable")
-            exe_kib = _kib(size)
-        ad["ExecutableSize"] = exe_kib
-        ad["ImageSize"] = exe_kib
-        ad["DiskUsage"] = exe_kib
-        for key, alias, attr, transfer, stream in (("input", "stdin", "In", "TransferIn", ""),
-                                                   ("output", "stdout", "Out", "TransferOut", "StreamOut"),
-                                                   ("error", "stderr", "Err", "TransferErr", "StreamErr")):
-            value = self.get(key, alias, attr) or "/dev/null"
-            ad[attr] = value
-            if value == "/dev/null":
-                ad[transfer] = False
-            elif stream:
-                ad[stream] = self.get_bool("stream_" + key)
-        log = self.get("log", "UserLog")
-        if log:
-            ad["UserLog"] = self.host.absolute(log, self.iwd)
-        stf = (self.get("should_transfer_files", "ShouldTransferFiles") or "IF_NEEDED").upper()
-        if stf not in ("YES", "NO", "IF_NEEDED"):
-            raise self.fail(f"should_transfer_files must be YES, NO or IF_NEEDED, not {stf}",
-                            "should_transfer_files")
-        ad["ShouldTransferFiles"] = stf
-        if stf != "YES":
-            ad["FileSystemDomain"] = self.host.file_system_domain
-        when = (self.get("when_to_transfer_output", "WhenToTransferOutput") or "ON_EXIT").upper()
-        ad["WhenToTransferOutput"] = when
-        input_kib = 0
-        inputs = self.get("transfer_input_files", "TransferInput")
-        if inputs:
-            names = [n.strip() for n in inputs.split(",") if n.strip()]
-            ad["TransferInput"] = ",".join(names)
-            input_kib = sum(_kib(self.fs.size(self.host.absolute(n, self.iwd))) for n in names)
-        outputs = self.get("transfer_output_files", "TransferOutput")
-        if outputs is not None:
-            ad["TransferOutput"] = ",".join(n.strip() for n in outputs.split(",") if n.strip())
-        ad["TransferInputSizeMB"] = -(-(exe_kib + input_kib) // 1024)
-
-    def arguments(self) -> None:
-        try:
-            attr, value = argsenv.arguments_attribute(self.get("arguments", "Args", "Arguments"))
-            env = argsenv.getenv_entries(self.get("getenv") or "", self.host.environ)
-            env.update(argsenv.parse_environment(self.get("environment", "env", "Environment") or ""))
-        except argsenv.SyntaxProblem as e:
-            raise self.fail(str(e), "arguments", "environment") from None
-        self.ad[attr] = value
-        self.ad["Environment"] = argsenv.environment_attribute(env)
-
     def simple(self) -> None:
         for key, attr, kind in SIMPLE_COMMANDS:
             value = self.get(key, attr)
@@ -279,25 +215,6 @@ class JobBuilder:
                 return
         self.set_expr(attr, text, key)
 
-    def accounting(self) -> None:
-        group = self.get("accounting_group", "AcctGroup")
-        user = self.get("accounting_group_user", "AcctGroupUser")
-        nice = self.get_bool("nice_user")
-        if nice and group:
-            self.warn("nice_user conflicts with accounting_group; nice_user is ignored")
-        elif nice:
-            group = self.settings.nice_user_accounting_group_name
-            if "MaxJobRetirementTime" not in self.ad:
-                self.ad["MaxJobRetirementTime"] = 0
-        if group:
-            user = user or self.host.user
-            self.ad["AcctGroup"] = group
-            self.ad["AcctGroupUser"] = user
-            self.ad["AccountingGroup"] = f"{group}.{user}"
-        elif user:
-            self.ad["AcctGroupUser"] = user
-            self.ad["AccountingGroup"] = user
-
     def status(self) -> None:
         if self.get_bool("hold"):
             self.ad["JobStatus"] = 5
@@ -305,54 +222,6 @@ class JobBuilder:
             self.ad["HoldReason"] = "submitted on hold at user's request"
         else:
             self.ad["JobStatus"] = 1
-
-    def deferral(self) -> None:
-        cron = False
-        for key, attr in CRON_COMMANDS:
-            value = self.get(key, attr)
-            if value:
-                self.ad[attr] = value
-                cron = True
-        deferral_time = self.get("deferral_time", "DeferralTime")
-        if deferral_time:
-            if self.universe == 7:
-                raise self.fail("deferral_time is not supported for scheduler universe jobs",
-                                "deferral_time")
-            node = self.set_expr("DeferralTime", deferral_time, "deferral_time")
-            if isinstance(node, Literal) and (not isinstance(node.value, int) or node.value < 0):
-                raise self.fail(f"deferral_time must be a non-negative integer, not {deferral_time}",
-                                "deferral_time")
-        if not (cron or deferral_time):
-            return
-        window = self.get("cron_window", "deferral_window", "DeferralWindow") or "0"
-        prep = self.get("cron_prep_time", "deferral_prep_time", "DeferralPrepTime") or "300"
-        self.set_expr("DeferralWindow", window, "cron_window", "deferral_window")
-        self.set_expr("DeferralPrepTime", prep, "cron_prep_time", "deferral_prep_time")
-        self.ad["ScheddInterval"] = self.settings.schedd_interval
-
-    def policy(self) -> None:
-        for key, attr, default in POLICY_COMMANDS:
-            value = self.get(key, attr)
-            if value:
-                self.set_expr(attr, value, key, attr)
-            elif default is not None and self.settings.submit_insert_default_policy_exprs:
-                self.set_expr(attr, default)
-        retries = self.get("max_retries", "JobMaxRetries")
-        until = self.get("retry_until")
-        success = self.get("success_exit_code", "JobSuccessExitCode")
-        if retries or until or success:
-            self.set_expr("JobMaxRetries", retries or str(self.settings.default_job_max_retries),
-                          "max_retries")
-            if success:
-                self.set_expr("JobSuccessExitCode", success, "success_exit_code")
-            remove = f"NumJobCompletions > JobMaxRetries || ExitCode =?= {'JobSuccessExitCode' if success else '0'}"
-            if until:
-                clause = f"ExitCode =?= {until}" if until.lstrip("-").isdigit() else until
-                remove += f" || {clause}"
-            user_remove = self.get("on_exit_remove")
-            if user_remove:
-                remove += f" || ({user_remove})"
-            self.set_expr("OnExitRemove", remove, "retry_until", "max_retries")
 
     def forced(self) -> None:
         for low, entry in list(self.hash.entries.items()):
@@ -416,14 +285,14 @@ def _wrap(node: Node) -> ExprTree:
 PASSES: tuple[Callable[[JobBuilder], None], ...] = (
     JobBuilder.base,
     JobBuilder.universe_pass,
-    JobBuilder.files,
-    JobBuilder.arguments,
+    jobfiles.files,
+    jobfiles.arguments,
     JobBuilder.simple,
     JobBuilder.requests,
-    JobBuilder.accounting,
+    jobpolicy.accounting,
     JobBuilder.status,
-    JobBuilder.deferral,
-    JobBuilder.policy,
+    jobpolicy.deferral,
+    jobpolicy.policy,
     JobBuilder.forced,
     JobBuilder.requirements,
 )
