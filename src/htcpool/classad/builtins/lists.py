@@ -14,7 +14,7 @@ from typing import Any
 from htcpool.classad.builtins import builtin
 from htcpool.classad.builtins.types import is_classad, utf8
 from htcpool.classad.nodes import EvalState, Literal, list_item, list_values
-from htcpool.classad.operators import arith, compare, identical, not_identical
+from htcpool.classad.operators import BINARY_OPS, arith, compare, identical, not_identical
 from htcpool.classad.values import ERROR, UNDEFINED, ListValue
 
 _NUMBERS = (int, float, bool)
@@ -45,16 +45,9 @@ def _identical_member(s: EvalState, item: Any, lst: Any) -> Any:
     return _membership(s, item, lst, True)
 
 
-_COMPARISONS = {
-    "<": lambda a, b: compare("<", a, b),
-    "<=": lambda a, b: compare("<=", a, b),
-    "!=": lambda a, b: compare("!=", a, b),
-    "==": lambda a, b: compare("==", a, b),
-    ">": lambda a, b: compare(">", a, b),
-    ">=": lambda a, b: compare(">=", a, b),
-    "is": identical,
-    "isnt": not_identical,
-}
+# anyCompare/allCompare spell the identity operators as words
+_COMPARISONS = {op: BINARY_OPS[op] for op in ("<", "<=", "!=", "==", ">", ">=")}
+_COMPARISONS |= {"is": identical, "isnt": not_identical}
 
 
 def _list_compare(s: EvalState, op: Any, lst: Any, against: Any, need_all: bool) -> Any:
@@ -125,8 +118,11 @@ def _sum(s: EvalState, lst: Any) -> Any:
     values = _numbers(s, lst)
     if type(values) is not list:
         return values
-    if not values:
-        return 0
+    return _total(values) if values else 0
+
+
+def _total(values: list[Any]) -> Any:
+    """The sum of a non-empty list of numbers, with ClassAd arithmetic."""
     total = values[0]
     for v in values[1:]:
         total = arith("+", total, v)
@@ -140,10 +136,7 @@ def _avg(s: EvalState, lst: Any) -> Any:
         return values
     if not values:
         return 0
-    total = values[0]
-    for v in values[1:]:
-        total = arith("+", total, v)
-    return arith("/", total, float(len(values)))
+    return arith("/", _total(values), float(len(values)))
 
 
 def _bound(s: EvalState, lst: Any, op: str) -> Any:
