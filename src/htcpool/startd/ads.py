@@ -32,8 +32,13 @@ NORMAL_REQUIREMENTS = parse("START && WithinResourceLimits")
 UNAVAILABLE = parse("false")
 
 
-def within_resource_limits(custom: list[str], consumption: bool) -> str:
-    """HTCondor's generated WithinResourceLimits expression."""
+def within_resource_limits(custom: list[str], consumption: bool, catalog_space: str | None = None) -> str:
+    """HTCondor's generated WithinResourceLimits expression.
+
+    Without a consumption policy the disk request is lowered by ``CATALOG_SPACE``
+    (the size of shared input catalogs the job need not copy; 0 for ordinary jobs),
+    as ``MachAttributes::withinLimitsExpression`` does."""
+    disk = "TARGET.RequestDisk" if not catalog_space else f"(TARGET.RequestDisk - ({catalog_space.strip()}))"
     if consumption:
         parts = ["MY.Cpus > 0 && MY.ConsumptionCpus <= MY.Cpus", "MY.Memory > 0 && MY.ConsumptionMemory <= MY.Memory",
                  "MY.Disk > 0 && MY.ConsumptionDisk <= MY.Disk"]
@@ -41,7 +46,7 @@ def within_resource_limits(custom: list[str], consumption: bool) -> str:
     else:
         parts = ["MY.Cpus > 0 && TARGET.RequestCpus <= MY.Cpus",
                  "MY.Memory > 0 && TARGET.RequestMemory <= MY.Memory",
-                 "MY.Disk > 0 && TARGET.RequestDisk <= MY.Disk"]
+                 f"MY.Disk > 0 && {disk} <= MY.Disk"]
         parts += [f"(TARGET.Request{r} is UNDEFINED || MY.{r} >= TARGET.Request{r})" for r in custom]
     return " && ".join(parts)
 

@@ -12,7 +12,9 @@ A claim request on a partitionable slot (``claim_partitionable``):
    that satisfy the job's ``Require<Res>``;
 3. preempts the listed dynamic slots (the negotiator's pslot preemption) when every
    one's retirement has expired: each is killed (hard kill), its schedd told the claim
-   is gone ("Preempted for a Priority user") and its resources return at once;
+   is gone ("Preempted for a Priority user") and its resources return at once; the
+   slot is removed and its starter's KILLING_TIMEOUT is tracked by claim id
+   (``Startd.dying``) until the starter is reported gone;
 4. subtracts the amounts, creates ``<prefix><N>_<k>`` (the smallest free k) which takes
    the claim and enters Claimed/Idle (5); the partitionable slot gets a fresh claim id
    and its reply carries the slot ad as "leftovers".
@@ -102,7 +104,7 @@ def claim_partitionable(startd: Startd, pslot: Slot, msg: RequestClaim, now: flo
             gone = victim.claim
             if gone.request is not None and not gone.schedd_closed:
                 startd.emit(NotifySchedd(gone.schedd, gone.id, "release", gone.vacate_reason))
-            release_resources(startd, victim)
+            release_resources(startd, victim, now)
     dynamic.publish_dynamic(startd, pslot, now)
     request = _modified(startd, pslot, msg.request)
     if not requirements_hold(pslot.ad, request, ctx):
@@ -151,6 +153,7 @@ def claim_partitionable(startd: Startd, pslot: Slot, msg: RequestClaim, now: flo
                  state=State.UNCLAIMED, activity=Activity.IDLE, entered_state=now, entered_activity=now,
                  accounted_at=now)
     pslot.claim = Claim(startd.new_claim_id(pslot.id_str))
+    startd.index_claims(pslot)
     pslot.children.append(dslot)
     startd.add_slot(dslot, startd.slots.index(pslot) + len(pslot.children))
     startd.publish_static(dslot)
@@ -173,11 +176,14 @@ def _subtract(left: Resources, take: Resources) -> None:
             left.ids[name].remove(dev)
 
 
-def release_resources(startd: Startd, dslot: Slot) -> None:
-    """Give a dynamic slot's resources back to its parent and forget the slot."""
+def release_resources(startd: Startd, dslot: Slot, now: float) -> None:
+    """Give a dynamic slot's resources back to its parent and forget the slot; a starter
+    still running there is hard-killed and its KILLING_TIMEOUT tracked (``Startd.bury``)."""
     parent = dslot.parent
     if not startd.is_live(dslot) or parent is None:
         return
+    if dslot.starter_active:
+        startd.bury(dslot, now)
     back = dslot.provisioned
     left = parent.resources
     left.cpus += back.cpus
@@ -197,4 +203,4 @@ def release_resources(startd: Startd, dslot: Slot) -> None:
 
 
 def delete_dslot(startd: Startd, dslot: Slot, now: float) -> None:
-    release_resources(startd, dslot)
+    release_resources(startd, dslot, now)

@@ -14,7 +14,13 @@ preempting id of a Claimed slot it becomes the pending preempting claim if its R
 is not lower than the current (and pending) claim's. ``ActivateClaim`` needs
 Claimed/Idle and the slot's Requirements to match the job; it pledges
 ``MachineMaxVacateTime`` and recomputes Rank. ``ReleaseClaim`` drops a pending
-preempting claim or kills the current one; ``Alive`` renews the lease.
+preempting claim or kills the current one; ``Alive`` renews the lease. Every claim id
+is looked up in the startd's claim index, so a message about a claim that no longer
+exists finds nothing and does nothing.
+
+Starter messages (``StarterExited``, ``FinalJobUpdate``) are matched by the claim id
+the starter ran under: one about a removed dynamic slot's starter (``Startd.dying``)
+only ends that starter's KILLING_TIMEOUT, however the slot name has been reused since.
 
 Administration: ``Vacate`` retires irreversibly (``-fast``: kills), ``Shutdown``
 retires every claim (peaceful: with infinite retirement) or kills them (fast),
@@ -93,10 +99,10 @@ def on_request_claim(startd: Startd, msg: RequestClaim, now: float) -> None:
     if startd.shutdown is not None:
         startd.emit(ClaimReply(msg.claim_id, False, "startd is shutting down"))
         return
-    for slot in startd.slots:
-        if slot.state is S.CLAIMED and slot.preempting_id == msg.claim_id:
-            _preempting_request(startd, slot, msg, now)
-            return
+    pre_slot = startd.find_preempting_id(msg.claim_id)
+    if pre_slot is not None:
+        _preempting_request(startd, pre_slot, msg, now)
+        return
     found = startd.find_claim(msg.claim_id)
     if found is None:
         startd.emit(ClaimReply(msg.claim_id, False, "unknown claim id"))
@@ -192,12 +198,12 @@ def on_deactivate(startd: Startd, msg: DeactivateClaim, now: float) -> None:
 
 
 def on_release(startd: Startd, msg: ReleaseClaim, now: float) -> None:
-    for slot in startd.slots:
-        if slot.preempting is not None and slot.preempting.id == msg.claim_id:
-            slot.preempting = None
-            startd.mark_changed(slot)
-            startd.eval_slot(slot, now)
-            return
+    slot = startd.find_pending_preempting(msg.claim_id)
+    if slot is not None:
+        slot.preempting = None
+        startd.mark_changed(slot)
+        startd.eval_slot(slot, now)
+        return
     found = startd.find_claim(msg.claim_id)
     if found is not None and found.state in CLAIMED_LIKE:
         found.claim.schedd_closed = True
@@ -210,8 +216,27 @@ def on_alive(startd: Startd, msg: Alive, now: float) -> None:
         slot.claim.renew(now)
 
 
+def _starter_slot(startd: Startd, name: str, claim_id: str, *, exited: bool) -> Slot | None:
+    """The live slot a starter message is about; None when it is about a starter of a
+    removed slot (forgotten when ``exited``) or a claim that no longer exists."""
+    if claim_id:
+        if claim_id in startd.dying:
+            if exited:
+                startd.reap(name, claim_id)
+            return None
+        return startd.find_claim(claim_id)
+    if any(g.slot_name == name for g in startd.dying.values()):
+        if exited:
+            startd.reap(name, "")
+        return None
+    return startd.find_slot(name)
+
+
 def on_starter_exited(startd: Startd, msg: StarterExited, now: float) -> None:
-    slot = startd.slot(msg.slot)
+    found = _starter_slot(startd, msg.slot, msg.claim_id, exited=True)
+    if found is None:
+        return
+    slot = found
     slot.starter_active = False
     slot.vacate_deadline = slot.killing_deadline = None
     claim = slot.claim
@@ -237,8 +262,8 @@ def on_starter_exited(startd: Startd, msg: StarterExited, now: float) -> None:
 
 
 def on_final_update(startd: Startd, msg: FinalJobUpdate, now: float) -> None:
-    slot = startd.slot(msg.slot)
-    if slot.state is S.CLAIMED and slot.activity in (A.BUSY, A.RETIRING, A.SUSPENDED):
+    slot = _starter_slot(startd, msg.slot, msg.claim_id, exited=False)
+    if slot is not None and slot.state is S.CLAIMED and slot.activity in (A.BUSY, A.RETIRING, A.SUSPENDED):
         transitions.change(startd, slot, E.FINAL_UPDATE, now)
 
 

@@ -18,7 +18,11 @@ action list, the live-slot index, evaluators, claim ids).
 
 Slots live in ``slots`` (advertising order) and in a set and a name index kept in
 step with it (``add_slot``/``remove_slot``), so "is this slot still here" and "which
-slot is this" cost O(1) however many slots the machine has.
+slot is this" cost O(1) however many slots the machine has. Claim ids are indexed
+too (``index_claims``, called wherever a slot's claim, preempting-claim id or pending
+preempting claim changes): every message that names a claim finds its slot in O(1),
+and every hit is checked against the slot's live claim, so a stale id never matches.
+Starters of removed dynamic slots are tracked by claim id in ``dying``.
 """
 
 from __future__ import annotations
@@ -50,7 +54,7 @@ from htcpool.startd.messages import (
 from htcpool.startd.policy import CompiledPolicy, Evaluator, compile_policy, parse
 from htcpool.startd.retirement import kill_claim, retirement_left
 from htcpool.startd.settings import StartdSettings
-from htcpool.startd.slot import PARTITIONABLE, STATIC, Slot
+from htcpool.startd.slot import PARTITIONABLE, STATIC, DyingStarter, Slot
 from htcpool.startd.states import Activity, Event, State
 
 A, S, E = Activity, State, Event
@@ -80,6 +84,9 @@ class Startd:
         self.slots: list[Slot] = []
         self._live: set[Slot] = set()
         self._by_name: dict[str, Slot] = {}
+        self._by_claim: dict[str, Slot] = {}
+        self._claim_keys: dict[Slot, tuple[str, ...]] = {}
+        self.dying: dict[str, DyingStarter] = {}
         self.changed: dict[str, Slot] = {}
         self.last_load_time: float | None = None
         self.cross_attrs: set[str] = set()
@@ -90,7 +97,8 @@ class Startd:
         self._ctx = EvalContext(clock=fixed_clock(now), local_zone=local_zone)
         self.backfill_enabled = settings.enable_backfill and bool(settings.backfill_system)
         custom = self.inventory.names()
-        self._wrl = parse(settings.within_resource_limits or within_resource_limits(custom, False))
+        self._wrl = parse(settings.within_resource_limits
+                          or within_resource_limits(custom, False, settings.catalog_space))
         self._wrl_cp = parse(settings.within_resource_limits or within_resource_limits(custom, True))
         self._policies: dict[int, CompiledPolicy] = {}
         for number, stype in settings.slot_types.items():
@@ -162,7 +170,11 @@ class Startd:
             if slot.killing_deadline is not None and now >= slot.killing_deadline:
                 slot.killing_deadline = None
                 if slot.starter_active:
-                    self.emit(KillStarterFamily(slot.name))
+                    self.emit(KillStarterFamily(slot.name, slot.claim.id))
+        for gone in self.dying.values():
+            if gone.killing_deadline is not None and now >= gone.killing_deadline:
+                gone.killing_deadline = None
+                self.emit(KillStarterFamily(gone.slot_name, gone.claim_id))
         if now >= self._next_poll:
             self._poll(now)
         return self._flush(now)
@@ -175,6 +187,7 @@ class Startd:
                       slot.killing_deadline):
                 if t is not None:
                     times.append(t)
+        times += [g.killing_deadline for g in self.dying.values() if g.killing_deadline is not None]
         return min(times)
 
     def evaluate(self, now: float) -> list[Action]:
@@ -211,6 +224,7 @@ class Startd:
         self._live.add(slot)
         self._by_name[slot.name] = slot
         self._by_name.setdefault(slot.id_str, slot)
+        self.index_claims(slot)
 
     def remove_slot(self, slot: Slot) -> None:
         self.slots.remove(slot)
@@ -218,12 +232,62 @@ class Startd:
         for key in (slot.name, slot.id_str):
             if self._by_name.get(key) is slot:
                 del self._by_name[key]
+        self.index_claims(slot)
+
+    def index_claims(self, slot: Slot) -> None:
+        """(Re)index the claim ids ``slot`` answers to; a removed slot answers to none."""
+        for key in self._claim_keys.pop(slot, ()):
+            if self._by_claim.get(key) is slot:
+                del self._by_claim[key]
+        if not self.is_live(slot):
+            return
+        keys = tuple(k for k in (slot.claim.id, slot.preempting_id,
+                                 slot.preempting.id if slot.preempting is not None else "") if k)
+        for key in keys:
+            self._by_claim[key] = slot
+        self._claim_keys[slot] = keys
+
+    def _claim_slot(self, claim_id: str) -> Slot | None:
+        slot = self._by_claim.get(claim_id) if claim_id else None
+        return slot if slot is not None and self.is_live(slot) else None
 
     def find_claim(self, claim_id: str) -> Slot | None:
-        for slot in self.slots:
-            if slot.claim.id == claim_id:
-                return slot
-        return None
+        """The live slot whose current claim has this id."""
+        slot = self._claim_slot(claim_id)
+        return slot if slot is not None and slot.claim.id == claim_id else None
+
+    def find_preempting_id(self, claim_id: str) -> Slot | None:
+        """The Claimed slot whose pre-made preempting-claim id this is."""
+        slot = self._claim_slot(claim_id)
+        return slot if slot is not None and slot.state is S.CLAIMED and slot.preempting_id == claim_id else None
+
+    def find_pending_preempting(self, claim_id: str) -> Slot | None:
+        """The slot holding a pending preempting claim with this id."""
+        slot = self._claim_slot(claim_id)
+        pre = slot.preempting if slot is not None else None
+        return slot if pre is not None and pre.id == claim_id else None
+
+    def find_slot(self, name: str) -> Slot | None:
+        """Like ``slot`` but None for a name that does not exist (any more)."""
+        return self._by_name.get(name)
+
+    def bury(self, slot: Slot, now: float) -> None:
+        """``slot`` is being removed while its starter runs: hard-kill it if that has not
+        happened yet and keep its KILLING_TIMEOUT until the starter is reported gone."""
+        deadline = slot.killing_deadline
+        if deadline is None:
+            self.emit(HardKill(slot.name, slot.claim.id))
+            deadline = now + self.settings.killing_timeout
+        self.dying[slot.claim.id] = DyingStarter(slot.name, slot.claim.id, deadline)
+        slot.starter_active = False
+        slot.vacate_deadline = slot.killing_deadline = None
+
+    def reap(self, slot_name: str, claim_id: str) -> bool:
+        """A starter message about a removed slot's starter: forget it; True if it was one.
+        Without a claim id the oldest dying starter of that slot name is taken."""
+        if not claim_id:
+            claim_id = next((g.claim_id for g in self.dying.values() if g.slot_name == slot_name), "")
+        return self.dying.pop(claim_id, None) is not None if claim_id else False
 
     # ------------------------------------------------------------------ shared services
     def _set_now(self, now: float) -> None:
@@ -248,6 +312,7 @@ class Startd:
     def mark_changed(self, slot: Slot) -> None:
         """The slot's ad must be sent to the collector with the next batch of actions."""
         self.changed[slot.name] = slot
+        self.index_claims(slot)
 
     def publish_static(self, slot: Slot) -> None:
         wrl = self._wrl_cp if slot.consumption_policy else self._wrl

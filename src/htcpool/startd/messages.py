@@ -79,16 +79,27 @@ class Alive:
 
 @dataclass(frozen=True, slots=True)
 class StarterExited:
-    """The starter of a slot is gone (the job finished, was vacated or killed)."""
+    """The starter of a slot is gone (the job finished, was vacated or killed).
+
+    ``claim_id`` is the claim the starter ran under (``StartJob.claim_id``). Give it:
+    dynamic sub-ids are reused, so only the claim id tells a removed ``slot1_1`` from
+    the new one; without it the message is taken to be about a removed incarnation of
+    that name whose starter is still being killed, if there is one.
+    """
 
     slot: str
+    claim_id: str = ""
 
 
 @dataclass(frozen=True, slots=True)
 class FinalJobUpdate:
-    """The starter sent its final job update and is exiting (Claimed/Cleaning)."""
+    """The starter sent its final job update and is exiting (Claimed/Cleaning).
+
+    ``claim_id`` as for ``StarterExited``.
+    """
 
     slot: str
+    claim_id: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,6 +212,7 @@ class KillStarterFamily:
     """KILLING_TIMEOUT passed: SIGKILL the starter and all its children."""
 
     slot: str
+    claim_id: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,6 +16,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from htcpool.classad import ClassAdError, ExprTree
+
 #: Policy knobs copied into every slot ad, with the startd's fallback when unset
 #: (``None``: the attribute is left out). Order is the order of insertion.
 POLICY_FALLBACKS: dict[str, str | None] = {
@@ -135,6 +137,7 @@ class StartdSettings:
     enable_backfill: bool = False
     backfill_system: str | None = None
     within_resource_limits: str | None = None
+    catalog_space: str | None = None
     default_draining_start_expr: str | None = None
     max_slot_types: int = 10
 
@@ -302,6 +305,18 @@ def settings_from_config(config: ConfigSource, *, names: Iterable[str] | None = 
         enable_backfill=gb("ENABLE_BACKFILL", False),
         backfill_system=config.get_str("BACKFILL_SYSTEM", subsystem=sub),
         within_resource_limits=config.get_expr("WithinResourceLimits", subsystem=sub),
+        catalog_space=_parsable(config.get_expr("CATALOG_SPACE", subsystem=sub)),
         default_draining_start_expr=config.get_expr("DEFAULT_DRAINING_START_EXPR", subsystem=sub),
         max_slot_types=max_types,
     )
+
+
+def _parsable(text: str | None) -> str | None:
+    """``text`` if it is a ClassAd expression, else None (an unusable CATALOG_SPACE counts as 0)."""
+    if not text or not text.strip():
+        return None
+    try:
+        ExprTree(text)
+    except ClassAdError:
+        return None
+    return text

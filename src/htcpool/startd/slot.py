@@ -31,6 +31,20 @@ CLAIM_ATTRS = ("CurrentRank", "RemoteUser", "RemoteOwner", "RemoteScheddName", "
                "PublicClaimId", "RetirementTimeRemaining", "JobUniverse", "ImageSize")
 
 
+@dataclass(slots=True)
+class DyingStarter:
+    """The starter of a removed dynamic slot: hard-killed, not yet reported gone.
+
+    HTCondor keeps the dynamic slot until its starter exits; htcpool returns the
+    resources and removes the slot at once, so the KILLING_TIMEOUT of that starter is
+    tracked here, by claim id, until ``StarterExited`` arrives.
+    """
+
+    slot_name: str
+    claim_id: str
+    killing_deadline: float | None
+
+
 @dataclass(eq=False)
 class Slot:
     """A static, partitionable or dynamic slot."""

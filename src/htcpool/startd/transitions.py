@@ -99,6 +99,7 @@ def _enter(startd: Startd, slot: Slot, old_state: State, old_act: Activity, now:
         if old_state is not S.OWNER:
             slot.claim = Claim(startd.new_claim_id(slot.id_str))
             slot.preempting = None
+            startd.index_claims(slot)
         return False
     if state is S.MATCHED:
         claim.match_deadline = now + startd.settings.match_timeout
@@ -110,6 +111,7 @@ def _enter(startd: Startd, slot: Slot, old_state: State, old_act: Activity, now:
             if claim.lease and claim.lease_expires is None:
                 claim.lease_expires = now + claim.lease
             slot.preempting_id = startd.new_claim_id(slot.id_str)
+            startd.index_claims(slot)
         if act is A.SUSPENDED:
             claim.suspended_since = now
             if slot.starter_active:
@@ -176,6 +178,7 @@ def leave_preempting(startd: Startd, slot: Slot, now: float, depth: int = 0) -> 
         if not ev.true("IsOwner") and not ev.defined_false("START"):
             slot.claim = pre
             slot.preempting = None
+            startd.index_claims(slot)
             pre.lease = pre.lease or 0.0
             startd.emit(ClaimReply(pre.id, True, slot=slot.name))
             change(startd, slot, E.PREEMPTION_DONE_CLAIMED, now, depth + 1)

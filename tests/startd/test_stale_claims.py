@@ -1,0 +1,127 @@
+"""Claims that no longer exist: the claim-id index, starters of removed dynamic slots
+(KILLING_TIMEOUT, reused sub-ids) - seed sections 1.6 (ids reused by the IdDispenser),
+2.10 (soft/hard kill and KILLING_TIMEOUT) and 2.12 (claims are found by id)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from htcpool.classad.match import requirements_hold
+from htcpool.startd import (
+    ActivateClaim,
+    Alive,
+    FinalJobUpdate,
+    KillStarterFamily,
+    ReleaseClaim,
+    RequestClaim,
+    Startd,
+    StarterExited,
+)
+from htcpool.startd.slot import Slot
+from tests.startd.helpers import job, make_startd, pair
+
+PSLOT = ("RunBenchmarks = false\nNUM_SLOTS_TYPE_1 = 1\nSLOT_TYPE_1 = 100%\nSLOT_TYPE_1_PARTITIONABLE = TRUE\n"
+         "MaxJobRetirementTime = 0\n")
+
+
+def _preempted_and_reused() -> tuple[Startd, str, Slot]:
+    s = make_startd(PSLOT, cpus=2, memory=2048)
+    p = s.slot("slot1")
+    s.handle(RequestClaim(p.claim.id, job(RequestCpus=2, RequestMemory=1024), schedd="ap-a"), 0)
+    old = s.slot("slot1_1")
+    s.handle(ActivateClaim(old.claim.id, old.claim.request), 1)  # type: ignore[arg-type]
+    old_id = old.claim.id
+    s.handle(RequestClaim(p.claim.id, job(Owner="bob", RequestCpus=2, RequestMemory=1024), schedd="ap-b",
+                          preempt_claim_ids=(old_id,)), 10)
+    new = s.slot("slot1_1")
+    assert new is not old and new.claim.id != old_id
+    s.handle(ActivateClaim(new.claim.id, new.claim.request), 11)  # type: ignore[arg-type]
+    assert pair(s, "slot1_1") == ("Claimed", "Busy")
+    return s, old_id, new
+
+
+def test_killing_timeout_of_a_preempted_dynamic_slot_is_kept() -> None:
+    """Seed 2.10 (KILLING_TIMEOUT after a hard kill) with 1.8 (negotiator preemption of dslots):
+    the removed slot's starter is still SIGKILLed when KILLING_TIMEOUT (30 s) runs out."""
+    s, old_id, _ = _preempted_and_reused()
+    assert s.next_deadline() == 40
+    actions = s.handle_timer(40)
+    assert KillStarterFamily("slot1_1@test.example.org", old_id) in actions
+
+
+def test_late_starter_exit_of_the_old_incarnation_is_harmless() -> None:
+    """Seed 1.6 (dynamic sub-ids are reused) and 2.12 (claims are found by id): a late
+    StarterExited/FinalJobUpdate for the preempted slot1_1 leaves the new slot1_1 running and
+    ends the old starter's KILLING_TIMEOUT."""
+    s, old_id, new = _preempted_and_reused()
+    s.handle(FinalJobUpdate("slot1_1@test.example.org", old_id), 12)
+    s.handle(StarterExited("slot1_1@test.example.org", old_id), 13)
+    assert pair(s, "slot1_1") == ("Claimed", "Busy") and new.starter_active
+    assert not any(isinstance(a, KillStarterFamily) for a in s.handle_timer(40))
+    s.handle(StarterExited("slot1_1@test.example.org", new.claim.id), 50)
+    assert pair(s, "slot1_1") == ("Claimed", "Idle")
+
+
+def test_name_only_starter_exit_goes_to_the_dying_incarnation_first() -> None:
+    """Seed 1.6: without a claim id, a StarterExited naming a reused sub-id is taken to be the
+    killed starter of the removed incarnation while one is pending."""
+    s, _, new = _preempted_and_reused()
+    s.handle(StarterExited("slot1_1@test.example.org"), 13)
+    assert pair(s, "slot1_1") == ("Claimed", "Busy") and not s.dying
+    s.handle(StarterExited("slot1_1@test.example.org"), 14)
+    assert pair(s, "slot1_1") == ("Claimed", "Idle") and not new.starter_active
+
+
+def test_messages_about_a_removed_claim_do_nothing() -> None:
+    """Seed 2.12: ALIVE, RELEASE_CLAIM and ACTIVATE_CLAIM are found by claim id, so the
+    preempted claim's id no longer reaches the slot that reuses its name."""
+    s, old_id, new = _preempted_and_reused()
+    lease = new.claim.lease_expires
+    s.handle(Alive(old_id), 20)
+    s.handle(ReleaseClaim(old_id), 20)
+    s.handle(ActivateClaim(old_id, job()), 20)
+    assert pair(s, "slot1_1") == ("Claimed", "Busy") and new.claim.lease_expires == lease
+
+
+class _NoScan(list[Slot]):
+    def __iter__(self) -> Iterator[Slot]:
+        raise AssertionError("claim lookup scanned every slot")
+
+
+def test_claim_lookup_is_indexed() -> None:
+    """Seed 2.12 (REQUEST_CLAIM/RELEASE_CLAIM/ALIVE name a claim id): the current claim, the
+    pre-made preempting id and a pending preempting claim are found without scanning the slots."""
+    s = make_startd("RunBenchmarks = false\nSLOT_TYPE_0_PARTITIONABLE = false\nNUM_SLOTS = 3\n"
+                   "MaxJobRetirementTime = 1000\n", cpus=3)
+    slot = s.slot("slot2")
+    s.handle(RequestClaim(slot.claim.id, job()), 0)
+    s.handle(ActivateClaim(slot.claim.id, job()), 0)
+    s.handle(RequestClaim(slot.preempting_id, job(Owner="bob")), 1)
+    pending = slot.preempting
+    assert pending is not None and slot.starter_active
+    slots = s.slots
+    s.slots = _NoScan(slots)
+    try:
+        assert s.find_claim(slot.claim.id) is slot
+        assert s.find_preempting_id(slot.preempting_id) is slot
+        assert s.find_pending_preempting(pending.id) is slot
+        assert s.find_claim(pending.id) is None and s.find_claim("nonsense") is None
+    finally:
+        s.slots = slots
+
+
+# ---------------------------------------------------------------------- CATALOG_SPACE
+def test_catalog_space_is_subtracted_from_the_disk_request() -> None:
+    """Seed 2.11 (generated WithinResourceLimits: ``(TARGET.RequestDisk - <CATALOG_SPACE>) <=
+    MY.Disk``) and 3.2 (CATALOG_SPACE default): catalog space does not count against the slot's
+    disk, and the default is 0 for a job without catalogs."""
+    static = "RunBenchmarks = false\nSLOT_TYPE_0_PARTITIONABLE = false\n"
+    s = make_startd(static + "CATALOG_SPACE = 4000\n")
+    ad = s.slot("slot1").ad
+    disk = ad["Disk"]
+    assert requirements_hold(ad, job(RequestDisk=disk + 3000), s.ctx)
+    assert not requirements_hold(ad, job(RequestDisk=disk + 5000), s.ctx)
+    plain = make_startd(static)
+    ad = plain.slot("slot1").ad
+    assert requirements_hold(ad, job(RequestDisk=disk), plain.ctx)
+    assert not requirements_hold(ad, job(RequestDisk=disk + 1), plain.ctx)
