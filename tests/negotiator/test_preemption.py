@@ -35,7 +35,7 @@ def test_preemption_requires_20_percent_better_priority() -> None:
     assert {m.preempted_user for m in out.result.matches} == {"bob@d"}
     out = negotiate(START, busy, subs, _acct({"alice@d": 9, "bob@d": 10}), TWENTY_PERCENT)
     assert out.result.matches == []
-    assert out.result.rejections[0].reason == "no match found"
+    assert out.result.rejections[0].reason == "PREEMPTION_REQUIREMENTS == False"
 
 
 def test_default_policy_never_preempts_by_priority() -> None:

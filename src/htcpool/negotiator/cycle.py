@@ -34,6 +34,7 @@ from htcpool.classad import ClassAd, EvalContext, ExprTree, fixed_clock
 from htcpool.negotiator.accountant import Accountant, SlotWeigher
 from htcpool.negotiator.exprinfo import closure, expression_shape, literal, number
 from htcpool.negotiator.groups import GroupTree
+from htcpool.negotiator.limits import ConcurrencyLimits
 from htcpool.negotiator.matchlist import Matchmaker
 from htcpool.negotiator.outcomes import CycleResult
 from htcpool.negotiator.pie import SubmitterState, negotiate_with_group
@@ -112,6 +113,8 @@ class NegotiationCycle:
         self.started = timer()  # the timer's reading at the start (the time limits count from it)
         self.submitter_time: dict[str, float] = {}  # TotalTimeInCycle, per submitter name
         self.schedd_time: dict[str, float] = {}
+        self.limits = ConcurrencyLimits(policy.concurrency_limits, policy.concurrency_limit_defaults,
+                                        policy.concurrency_limit_default)
 
     # ------------------------------------------------------------------ preparation
     def prepare(self, slots: Sequence[ClassAd], submitters: Sequence[SubmitterAd]) -> list[SubmitterState]:
@@ -142,6 +145,7 @@ class NegotiationCycle:
             acct.assigned_group = self.groups.assigned_group
         acct.update_priorities(self.now)
         acct.check_matches(slots, self.now)
+        self.limits.count_slots(slots)
         weigh = SlotWeigher(pol.accountant, self.context)
         weights = [weigh(s) for s in slots]
         self.pool_weight = sum(weights) if pol.accountant.use_slot_weights else float(len(slots))
@@ -250,6 +254,7 @@ class NegotiationCycle:
             preemption_requirements_stable=pol.preemption_requirements_stable,
             preemption_rank_stable=pol.preemption_rank_stable,
             allow_pslot_preemption=pol.allow_pslot_preemption and pol.consider_preemption,
+            ignore_job_ranks=pol.ignore_job_ranks,
             refresh_class=self.refresh_class if self.live_sensitive else None,
         )
 

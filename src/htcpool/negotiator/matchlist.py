@@ -107,6 +107,7 @@ class Matchmaker:
         preemption_requirements_stable: bool = True,
         preemption_rank_stable: bool = True,
         allow_pslot_preemption: bool = False,
+        ignore_job_ranks: bool = False,
         refresh_class: Callable[[FullClass], None] | None = None,
     ) -> None:
         self.table = table
@@ -114,6 +115,11 @@ class Matchmaker:
         self.preq_stable = preemption_requirements_stable
         self.prank_stable = preemption_rank_stable
         self.allow_pslot_preemption = allow_pslot_preemption
+        self.ignore_job_ranks = ignore_job_ranks  # NEGOTIATOR_IGNORE_JOB_RANKS: job Rank is constant
+        #: whether the last ``best`` set a candidate aside for the submitter's limits
+        self.limit_rejected = False
+        #: claimed classes whose PREEMPTION_REQUIREMENTS failed, per (autocluster, token)
+        self._policy_rejected: dict[tuple[Hashable, Hashable], list[FullClass]] = {}
         #: sets a claimed class's live attributes before its expressions are evaluated (or None)
         self.refresh_class = refresh_class
         self._req: dict[tuple[Hashable, Hashable], dict[Hashable, MatchEval | None]] = {}
@@ -171,6 +177,8 @@ class Matchmaker:
     # ------------------------------------------------------------------ candidate lists
     def job_rank_dependent(self, sig: Hashable, job: ClassAd) -> bool:
         dep = self._job_rank_dependent.get(sig)
+        if self.ignore_job_ranks:
+            dep = False
         if dep is None:
             node = job._exprs.get("rank")
             dep = False
@@ -185,6 +193,8 @@ class Matchmaker:
         dep = self.job_rank_dependent(sig, job)
         rank_expr = ExprTree._wrap(job._exprs["rank"]) if dep else None
         out: list[list[tuple[NegKey, FullClass]]] = []
+        policy_rejected: list[FullClass] = []
+        self._policy_rejected[(sig, token)] = policy_rejected
         for m in t.match_classes.values():
             if self.refresh_class is not None:
                 for f in m.full:
@@ -203,6 +213,8 @@ class Matchmaker:
                 k = t.sort_key(f, job, jr)
                 if k is not None:
                     entries.append((k, f))
+                elif f.claimed and "preq" in t.policy_nodes and not t.component(f, "preq", job):
+                    policy_rejected.append(f)
             entries.sort(key=lambda e: (e[0], e[1].slots[0]))
             if entries:
                 out.append(entries)
@@ -244,9 +256,15 @@ class Matchmaker:
 
     # ------------------------------------------------------------------ the best candidate
     def best(self, submitter: str, sig: Hashable, token: Hashable, job: ClassAd, rank_only: bool,
-             permit: Permit, cost: Callable[[Candidate], float]) -> tuple[Candidate | None, str, Hashable]:
+             permit: Permit, cost: Callable[[Candidate], float],
+             admit: Callable[[int], str | None] | None = None) -> tuple[Candidate | None, str, Hashable]:
         """The best candidate the limits permit, or None and the rejection reason; and the token
-        to use for the next job of the run (a new one after a fresh scan)."""
+        to use for the next job of the run (a new one after a fresh scan). ``admit(slot)`` names
+        the concurrency limit that bars a candidate (a job whose limits read the slot), or None.
+
+        The reason is HTCondor's, first that applies: ``concurrency limit <name> reached``,
+        ``PREEMPTION_REQUIREMENTS == False`` (an available claimed slot of another user matched
+        but the policy refused its preemption), ``submitter limit exceeded``, ``no match found``."""
         t = self.table
         if not self.preq_stable and not self.prank_stable:
             token = self._fresh_token(submitter, sig, token, rank_only)
@@ -258,7 +276,8 @@ class Matchmaker:
                 walk = self._walk(submitter, sig, token, job, rank_only)
         heap = walk.heap
         set_aside: list[tuple[NegKey, int, int, _Cursor]] = []
-        reason = "no match found"
+        self.limit_rejected = False
+        barred: str | None = None
         found: Candidate | None = None
         while heap:
             key, idx, seq, cur = heap[0]
@@ -269,19 +288,43 @@ class Matchmaker:
             if h[1] != idx or h[0] != key:
                 heapq.heapreplace(heap, (h[0], h[1], seq, cur))
                 continue
+            if admit is not None:
+                barred_by = admit(idx)
+                if barred_by is not None:
+                    barred = barred or barred_by
+                    set_aside.append(heapq.heappop(heap))
+                    continue
             state = PreemptState(int(-key[3]))
             ev = self._current(idx, sig, token, job) if t.changed[idx] else None
             cand = Candidate(idx, state, key, ev or self._class_eval(idx, sig, token, job))
             if permit(state, cost(cand)):
                 found = cand
                 break
-            reason = "submitter limit exceeded"
+            self.limit_rejected = True
             set_aside.append(heapq.heappop(heap))
         for e in set_aside:
             heapq.heappush(heap, e)
-        if found is None and self.allow_pslot_preemption and reason == "no match found":
+        if found is None and self.allow_pslot_preemption and not self.limit_rejected and barred is None:
             found = pslot_preemption(t, self.context, submitter, job, rank_only, permit, cost)
-        return found, reason, token
+        if found is not None:
+            return found, "", token
+        if barred is not None:
+            reason = f"concurrency limit {barred} reached"
+        elif not rank_only and self._refused_by_policy(submitter, sig, token):
+            reason = "PREEMPTION_REQUIREMENTS == False"
+        elif self.limit_rejected:
+            reason = "submitter limit exceeded"
+        else:
+            reason = "no match found"
+        return None, reason, token
+
+    def _refused_by_policy(self, submitter: str, sig: Hashable, token: Hashable) -> bool:
+        """Whether an available slot of another user was refused by PREEMPTION_REQUIREMENTS."""
+        available = self.table.available
+        return any(
+            f.remote_user != submitter and f.head(available) is not None
+            for f in self._policy_rejected.get((sig, token), ())
+        )
 
     # ------------------------------------------------------------------ the non-stable cache checks
     def _peek(self, walk: _Walk) -> tuple[NegKey, int] | None:
@@ -324,6 +367,7 @@ class Matchmaker:
         if old is not None:
             self._req.pop((sig, old), None)
             self._lists.pop((sig, old, False), None)
+            self._policy_rejected.pop((sig, old), None)
             self._walks.pop((submitter, sig, old, rank_only), None)
         base = token[1] if isinstance(token, tuple) and token[:1] == ("fresh",) else token
         new = ("fresh", base, self.fresh_scans)

@@ -29,6 +29,9 @@ class Match:
     preempted_user: str | None = None  # the remote user of a preempted slot
     preempted_dslots: tuple[str, ...] = ()  # dynamic slots freed by p-slot preemption
     consumed: tuple[tuple[str, float], ...] = ()  # consumption-policy amounts deducted
+    #: with NEGOTIATOR_DEPTH_FIRST, the further jobs of the request the schedd packs into the slot
+    packed_jobs: tuple[tuple[int, int], ...] = ()
+    concurrency_limits: str = ""  # MatchedConcurrencyLimits (lower-cased)
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,7 +40,9 @@ class Rejection:
 
     submitter: str
     job: tuple[int, int]
-    reason: str  # "no match found", "submitter limit exceeded", "PREEMPTION_REQUIREMENTS == False"
+    #: "concurrency limit <name> reached", "PREEMPTION_REQUIREMENTS == False",
+    #: "submitter limit exceeded" or "no match found"
+    reason: str
 
 
 @dataclass

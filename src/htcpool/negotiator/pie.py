@@ -21,11 +21,13 @@ Rules (seed sections 3.6.5 and 3.6.6; HTCondor 25 ``negotiateWithGroup``):
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from htcpool.classad import ClassAd
+from htcpool.classad.nodes import Literal
+from htcpool.negotiator.exprinfo import literal, number
 from htcpool.negotiator.matchlist import Candidate
 from htcpool.negotiator.outcomes import Match, PreemptState, Rejection, SubmitterShare
 from htcpool.negotiator.requests import ResourceRequest
@@ -230,6 +232,7 @@ def negotiate_submitter(
             continue
         job = cyc.request_ad(s.name, req.ad, negotiating_group, autoregroup)
         token: Hashable = cyc.session_token(s.name, negotiating_group)
+        static_limits, admit = _limit_checks(cyc, job)
         while s.placed[ri] < len(req.jobs):
             if cyc.timer() >= deadline:
                 return False, used
@@ -242,21 +245,31 @@ def negotiate_submitter(
             stats.num_jobs_considered += 1
             if cyc.live_sensitive:
                 cyc.refresh_request(job, s.name)
-            cand, reason, token = mm.best(s.name, req.signature, token, job, rank_only, permit, mm.cost)
             jid = req.jobs[s.placed[ri]]
+            barred = cyc.limits.exhausted(static_limits) if static_limits else None
+            if barred is not None:
+                cand, reason = None, f"concurrency limit {barred} reached"
+            else:
+                cand, reason, token = mm.best(s.name, req.signature, token, job, rank_only, permit, mm.cost,
+                                              admit)
+                limit_rejection = limit_rejection or (cand is None and mm.limit_rejected)
             if cand is None:
                 stats.rejections += 1
                 cyc.result.rejections.append(Rejection(s.name, jid, reason))
                 rejected.add(req.autocluster)
-                if reason == "submitter limit exceeded":
-                    limit_rejection = True
                 break
             cost = mm.cost(cand)
-            _record(cyc, s, jid, cand, cost, negotiating_group, autoregroup)
+            slot_ad = cyc.table.ads[cand.index]
+            limits = static_limits if admit is None else _evaluated_limits(cyc, job, slot_ad)
+            n = _packed(slot_ad, job) if cyc.policy.depth_first else 1
+            packed = req.jobs[s.placed[ri] + 1: s.placed[ri] + n]
+            _record(cyc, s, jid, cand, cost, negotiating_group, autoregroup, packed, limits)
             mm.take(cand)
             acct.add_match(s.name, cost, now)
+            if limits:
+                cyc.limits.add(limits)
             cyc.usage_epoch += 1
-            s.placed[ri] += 1
+            s.placed[ri] += 1 + len(packed)
             used += cost
             if cand.state is PreemptState.NONE:
                 used_unclaimed += cost
@@ -267,8 +280,42 @@ def negotiate_submitter(
     return True, used
 
 
+def _limit_checks(cyc: NegotiationCycle, job: ClassAd) -> tuple[str, Callable[[int], str | None] | None]:
+    """A job's ``ConcurrencyLimits``: a literal string is checked once per job (lower-cased); an
+    expression is evaluated against each candidate slot (MY = job, TARGET = slot), as HTCondor
+    does, through the returned ``admit`` check."""
+    node = job._exprs.get("concurrencylimits")
+    if node is None:
+        return "", None
+    if type(node) is Literal:
+        return (node.value.lower(), None) if type(node.value) is str else ("", None)
+
+    def admit(i: int) -> str | None:
+        return cyc.limits.exhausted(_evaluated_limits(cyc, job, cyc.table.ads[i]))
+
+    return "", admit
+
+
+def _evaluated_limits(cyc: NegotiationCycle, job: ClassAd, slot: ClassAd) -> str:
+    v = job.evaluate("ConcurrencyLimits", cyc.context, slot)
+    return v.lower() if type(v) is str else ""
+
+
+def _packed(slot: ClassAd, job: ClassAd) -> int:
+    """NEGOTIATOR_DEPTH_FIRST: how many of the request's jobs the schedd will start in the slot,
+    ``min(Cpus / RequestCpus, Memory / RequestMemory)`` in whole jobs, at least 1."""
+    fits = []
+    for have, want in (("Cpus", "RequestCpus"), ("Memory", "RequestMemory")):
+        h = number(literal(slot, have))
+        w = number(job.evaluate(want, None, slot))
+        if h is not None and w is not None and w > 0:
+            fits.append(int(h // w))
+    return max(1, min(fits)) if fits else 1
+
+
 def _record(cyc: NegotiationCycle, s: SubmitterState, jid: tuple[int, int], cand: Candidate,
-            cost: float, negotiating_group: str, autoregroup: bool) -> None:
+            cost: float, negotiating_group: str, autoregroup: bool,
+            packed: tuple[tuple[int, int], ...] = (), limits: str = "") -> None:
     t = cyc.table
     slot: ClassAd = t.ads[cand.index]
     preempted = None
@@ -287,6 +334,8 @@ def _record(cyc: NegotiationCycle, s: SubmitterState, jid: tuple[int, int], cand
             preempted_user=preempted,
             preempted_dslots=tuple(t.names[j] for j in cand.dslots),
             consumed=cand.evaluation.consumed,
+            packed_jobs=packed,
+            concurrency_limits=limits,
         )
     )
     del slot

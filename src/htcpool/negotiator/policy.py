@@ -11,6 +11,7 @@ used, as the reference digest lists it.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from typing import Any, Protocol
 
 from htcpool.negotiator.errors import PolicyError
@@ -114,8 +115,56 @@ def accountant_policy_from_config(cfg: ConfigSource) -> AccountantPolicy:
     )
 
 
-def policy_from_config(cfg: ConfigSource) -> NegotiatorPolicy:
-    """Every negotiator knob, read once; the result is a plain frozen record."""
+def _concurrency_limits(cfg: ConfigSource, names: Iterable[str]) -> dict[str, Any]:
+    """CONCURRENCY_LIMIT_DEFAULT, and the ``<NAME>_LIMIT`` / ``CONCURRENCY_LIMIT_DEFAULT_<prefix>``
+    knobs: those the configuration defines (when it can list its definitions; names of the
+    parameter table are not limits) and those of the limit ``names`` given (a driver may pass the
+    names its jobs use)."""
+    wanted = {n.lower() for n in names}
+    defined = getattr(cfg, "definitions", None)
+    in_table = getattr(cfg, "table_default", None)
+    if callable(defined):
+        for d in defined():
+            knob = str(getattr(d, "name", "")).lower()
+            if callable(in_table) and in_table(knob.upper()) is not None:
+                continue  # a knob of the parameter table (DETECTED_CPUS_LIMIT …), not a limit
+            if knob.endswith("_limit") and len(knob) > len("_limit"):
+                wanted.add(knob[: -len("_limit")])
+            elif knob.startswith("concurrency_limit_default_"):
+                wanted.add(knob[len("concurrency_limit_default_"):] + ".*")
+    maxima: dict[str, float] = {}
+    prefixes: dict[str, float] = {}
+    for name in sorted(wanted):
+        if name.endswith(".*"):
+            prefix = name[:-2]
+        else:
+            v = _number_or_none(cfg, f"{name.upper()}_LIMIT")
+            if v is not None:
+                maxima[name] = v
+            prefix = name.partition(".")[0] if "." in name else ""
+        if prefix:
+            v = _number_or_none(cfg, f"CONCURRENCY_LIMIT_DEFAULT_{prefix.upper()}")
+            if v is not None:
+                prefixes[prefix] = v
+    default = _float(cfg, "CONCURRENCY_LIMIT_DEFAULT", 2308032.0)
+    return {
+        "concurrency_limit_default": 2308032.0 if default is None else default,
+        "concurrency_limits": maxima,
+        "concurrency_limit_defaults": prefixes,
+    }
+
+
+def _number_or_none(cfg: ConfigSource, name: str) -> float | None:
+    """A knob's numeric value; None when it is unset or not a number (an unrelated ``…_LIMIT``)."""
+    try:
+        return _float(cfg, name, None)
+    except PolicyError:
+        return None
+
+
+def policy_from_config(cfg: ConfigSource, limit_names: Iterable[str] = ()) -> NegotiatorPolicy:
+    """Every negotiator knob, read once; the result is a plain frozen record. ``limit_names`` are
+    concurrency-limit names whose ``<NAME>_LIMIT`` to read beyond those the configuration lists."""
     d = NegotiatorPolicy()
     length = cfg.get_int("NEGOTIATION_CYCLE_STATS_LENGTH", subsystem=SUBSYSTEM)
     return NegotiatorPolicy(
@@ -137,6 +186,9 @@ def policy_from_config(cfg: ConfigSource) -> NegotiatorPolicy:
         max_time_per_schedd=_float(cfg, "NEGOTIATOR_MAX_TIME_PER_SCHEDD", d.max_time_per_schedd) or 0.0,
         max_time_per_piespin=_float(cfg, "NEGOTIATOR_MAX_TIME_PER_PIESPIN", d.max_time_per_piespin) or 0.0,
         cycle_stats_length=max(0, min(100, int(length) if length is not None else 3)),
+        ignore_job_ranks=_bool(cfg, "NEGOTIATOR_IGNORE_JOB_RANKS", False),
+        depth_first=_bool(cfg, "NEGOTIATOR_DEPTH_FIRST", False),
+        **_concurrency_limits(cfg, limit_names),
         accountant=accountant_policy_from_config(cfg),
         groups=group_policy_from_config(cfg),
     )

@@ -93,6 +93,13 @@ class NegotiatorPolicy:
     max_time_per_schedd: float = 120.0  # NEGOTIATOR_MAX_TIME_PER_SCHEDD
     max_time_per_piespin: float = 120.0  # NEGOTIATOR_MAX_TIME_PER_PIESPIN
     cycle_stats_length: int = 3  # NEGOTIATION_CYCLE_STATS_LENGTH (0..100)
+    ignore_job_ranks: bool = False  # NEGOTIATOR_IGNORE_JOB_RANKS
+    depth_first: bool = False  # NEGOTIATOR_DEPTH_FIRST
+    concurrency_limit_default: float = 2308032.0  # CONCURRENCY_LIMIT_DEFAULT
+    #: <NAME>_LIMIT, keyed by lower-cased limit name (dotted names included)
+    concurrency_limits: Mapping[str, float] = field(default_factory=dict)
+    #: CONCURRENCY_LIMIT_DEFAULT_<prefix>, keyed by lower-cased prefix (for dotted names)
+    concurrency_limit_defaults: Mapping[str, float] = field(default_factory=dict)
     accountant: AccountantPolicy = field(default_factory=AccountantPolicy)
     groups: GroupPolicy = field(default_factory=GroupPolicy)
 
