@@ -173,3 +173,54 @@ def test_detected_values_come_from_the_probe() -> None:
     assert config.get_str("FILESYSTEM_DOMAIN") == "node1.example.org"
     no_hyper = Config.from_text("COUNT_HYPERTHREAD_CPUS = false\n", facts=facts)
     assert no_hyper.get_int("DETECTED_CPUS") == 8
+
+
+def test_complex_conditions_go_to_the_callback_when_one_is_given() -> None:
+    from htcpool.config.conditions import ConditionError, IfStack, evaluate_condition
+
+    seen: list[str] = []
+
+    def decide(text: str) -> bool:
+        seen.append(text)
+        return text == "3 > 1"
+
+    values = {"A": "3"}
+    expand = lambda text: text.replace("$(A)", values["A"])  # noqa: E731
+    assert evaluate_condition("$(A) > 1", expand, values.get, decide) is True
+    assert evaluate_condition("! $(A) > 1", expand, values.get, decide) is False
+    assert seen == ["3 > 1", "3 > 1"]
+    # simple forms never reach the callback
+    assert evaluate_condition("defined A", expand, values.get, decide) is True
+    assert evaluate_condition("0", expand, values.get, decide) is False
+    assert len(seen) == 2
+    with pytest.raises(ConditionError, match="complex conditionals are not supported"):
+        evaluate_condition("$(A) > 1", expand, values.get)
+    ifs = IfStack(decide)
+    assert ifs.handle("if $(A) > 1", expand, values.get) and ifs.enabled()
+    assert ifs.handle("else", expand, values.get) and not ifs.enabled()
+    assert ifs.handle("endif", expand, values.get) and not ifs.inside_if()
+
+
+def test_logical_lines_numbering_and_submit_options() -> None:
+    from htcpool.config.lines import logical_lines
+
+    text = "A = 1 \\\n# note\n  2\nB = 3\n"
+    # HTCondor's configuration quirk: the comment keeps its last character and ends the line
+    assert list(logical_lines(text)) == [(2, "A = 1 e"), (3, "2"), (4, "B = 3")]
+    assert list(logical_lines("A = 1 \\\n  2\n", first_number=True)) == [(1, "A = 1 2")]
+    assert list(logical_lines("A = 1 \\\n  2\n")) == [(2, "A = 1 2")]
+    assert list(logical_lines(text, first_number=True, skip_comments_in_continuation=True)) == [
+        (1, "A = 1 2"), (4, "B = 3")]
+    assert list(logical_lines("X = \\\n", first_number=True)) == [(1, "X = ")]
+
+
+def test_random_generator_is_seeded_only_when_a_random_function_is_used() -> None:
+    from htcpool.config.macros import LazyRandom
+
+    plain = Config.from_text("A = 1\nB = $(A)\n", facts=fake_machine())
+    assert plain.get_str("B") == "1"
+    assert isinstance(plain.rng, LazyRandom) and not plain.rng.seeded
+    drawn = Config.from_text("R = $RANDOM_INTEGER(0, 1000)\n", facts=fake_machine())
+    assert isinstance(drawn.rng, LazyRandom) and not drawn.rng.seeded  # expanded on lookup
+    assert drawn.get_str("R") == str(random.Random(0).randrange(1001))
+    assert drawn.rng.seeded

@@ -107,6 +107,13 @@ def test_policy_and_accounting(host: SubmitHost, fs: MemoryFileSystem) -> None:
     ("executable = /bin/true\nrequest_cpu = 2\nqueue\n", "request_cpus", 2),
     ("executable = /bin/true\nqueue 2 in (a\n", "no closing", 2),
     ("executable = /bin/true\nthis is not a command\nqueue\n", "is not a command", 2),
+    ("executable = /bin/true\nrequest_cpu = \\\n  2\nqueue\n", "request_cpus", 2),
+    ("executable = /bin/true\nX @=END\n a\n", "no closing @END", 2),
+    ("executable = /bin/true\nif Foo\nendif\nqueue\n", "is not a conditional", 2),
+    ('executable = /bin/true\nif "a" + 1\nendif\nqueue\n', "does not evaluate to a boolean", 2),
+    ("executable = /bin/true\nif 1 >\nendif\nqueue\n", "not a valid ClassAd expression", 2),
+    ("executable = /bin/true\nqueue\nelse\n", "else without matching if", 3),
+    ("executable = /bin/true\nif true\nqueue\n", "missing endif", 0),
 ])
 def test_errors_name_file_and_line(host: SubmitHost, fs: MemoryFileSystem, text: str, message: str,
                                    line: int) -> None:
@@ -121,3 +128,23 @@ def test_errors_name_file_and_line(host: SubmitHost, fs: MemoryFileSystem, text:
 def test_unused_lines_are_reported(host: SubmitHost, fs: MemoryFileSystem) -> None:
     r = run("executable = /bin/true\nmy_var = 1\nused = 2\narguments = $(used)\nqueue\n", host, fs)
     assert r.warnings == ["the line 'my_var = 1' was unused by condor_submit. Is it a typo?"]
+
+
+@pytest.mark.parametrize(("condition", "big"), [
+    ("$(priority) >= 7 && $(priority) < 8", True), ("$(priority) == 3", False),
+    ("true", True), ("no", False), ("version >= 9.0", True), ("!defined priority", False),
+])
+def test_conditions_read_like_condor_submit(host: SubmitHost, fs: MemoryFileSystem,
+                                            condition: str, big: bool) -> None:
+    r = run(f"executable = /bin/true\npriority = 7\nif {condition}\n +Big = true\nelse\n"
+            " +Big = false\nendif\nqueue\n", host, fs)
+    assert r.jobs[0]["Big"] is big
+
+
+def test_lines_read_like_the_configuration_reader(host: SubmitHost, fs: MemoryFileSystem) -> None:
+    r = run("executable = /bin/true\n+Note = \"a\" + \\\n# commented out\n  \"b\"\n"
+            "+Block @=END\n  strcat(\"x\",\n\n  # a comment\n  \"y\")\n@END\n"
+            "queue 2 v from (\n  # no item\n  p\n\n  q\n)\n", host, fs)
+    assert len(r.jobs) == 4  # two items, blank and comment lines left out
+    assert str(r.jobs[0]["Note"]) == '"a" + "b"'
+    assert str(r.jobs[0]["Block"]) == 'strcat("x","y")'

@@ -4,8 +4,10 @@ A condition is macro-expanded first when it holds a ``$`` (an expansion that com
 empty is false), may start with ``!`` to negate, and must then be one of: a number
 (true when non-zero), ``true``/``false`` (also ``yes``/``no``/``t``/``f``),
 ``defined NAME`` (true when NAME has a non-empty value), ``defined use CATEGORY[:NAME]``,
-or ``version [op] X.Y[.Z]``. Anything else — a bare name, a comparison — is an error,
-as it is in HTCondor's daemon configuration. The character classification that tells
+or ``version [op] X.Y[.Z]``. A bare name is an error. A complex condition — a
+comparison, an expression with operators — is an error as it is in HTCondor's daemon
+configuration, unless the caller passes an ``evaluate_complex`` callback (condor_submit
+evaluates such conditions as ClassAd expressions; :mod:`htcpool.submit` passes one). The character classification that tells
 these forms apart follows HTCondor's ``Characterize_config_if_expression``.
 """
 
@@ -153,12 +155,22 @@ def _version_test(text: str) -> bool:
     return not result if negated else result
 
 
+#: Decides a complex condition (already expanded, ``!`` removed); raises ConditionError
+#: with the reason when the condition cannot be decided.
+ComplexEvaluator = Callable[[str], bool]
+
+
 def evaluate_condition(
     expr: str,
     expand: Callable[[str], str],
     lookup: Callable[[str], str | None],
+    evaluate_complex: ComplexEvaluator | None = None,
 ) -> bool:
-    """Truth of an ``if`` condition; raise :class:`ConditionError` when it is not valid."""
+    """Truth of an ``if`` condition; raise :class:`ConditionError` when it is not valid.
+
+    ``evaluate_complex`` decides conditions of the complex form; without it they are
+    an error ("complex conditionals are not supported").
+    """
     expanded = False
     if "$" in expr:
         expr = expand(expr).rstrip(_SPACE)
@@ -170,11 +182,13 @@ def evaluate_condition(
     if expanded and not expr:
         value = False
     else:
-        value = _evaluate(expr, lookup)
+        value = _evaluate(expr, lookup, evaluate_complex)
     return not value if inverted else value
 
 
-def _evaluate(expr: str, lookup: Callable[[str], str | None]) -> bool:
+def _evaluate(
+    expr: str, lookup: Callable[[str], str | None], evaluate_complex: ComplexEvaluator | None
+) -> bool:
     kind = characterize(expr, True)
     if kind == NUMBER:
         try:
@@ -192,6 +206,8 @@ def _evaluate(expr: str, lookup: Callable[[str], str | None]) -> bool:
     if kind == IFDEF:
         return _defined_test(expr.lstrip(_SPACE)[7:].lstrip(_SPACE), lookup)
     if kind == COMPLEX:
+        if evaluate_complex is not None:
+            return evaluate_complex(expr)
         raise ConditionError("complex conditionals are not supported")
     raise ConditionError("expression is not a conditional")
 
@@ -227,11 +243,15 @@ class _Block:
 
 
 class IfStack:
-    """Open ``if`` blocks of one file or template; tells whether a line is in effect."""
+    """Open ``if`` blocks of one file or template; tells whether a line is in effect.
 
-    def __init__(self) -> None:
+    ``evaluate_complex`` is passed on to :func:`evaluate_condition` for every condition.
+    """
+
+    def __init__(self, evaluate_complex: ComplexEvaluator | None = None) -> None:
         self._blocks: list[_Block] = []
         self._enabled = True
+        self._evaluate_complex = evaluate_complex
 
     def enabled(self) -> bool:
         return self._enabled
@@ -261,7 +281,7 @@ class IfStack:
             active = self.enabled()
             if active:
                 try:
-                    active = evaluate_condition(expr, expand, lookup)
+                    active = evaluate_condition(expr, expand, lookup, self._evaluate_complex)
                 except ConditionError as exc:
                     raise ConditionError(f"{expr} is not a valid if condition because {exc}") from None
             if len(self._blocks) >= MAX_IF_DEPTH:
@@ -291,7 +311,7 @@ class IfStack:
             if not block.taken and outer:
                 expr = line[4:].lstrip(_SPACE)
                 try:
-                    active = evaluate_condition(expr, expand, lookup)
+                    active = evaluate_condition(expr, expand, lookup, self._evaluate_complex)
                 except ConditionError as exc:
                     raise ConditionError(f"{expr} is not a valid elif condition because {exc}") from None
             block.active = active and not block.taken

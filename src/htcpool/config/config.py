@@ -28,7 +28,7 @@ from typing import TypeVar
 from htcpool.config.errors import ConfigValueError
 from htcpool.config.lookup import Context, Found, lookup
 from htcpool.config.macro_set import DEFAULT, Definition, MacroSet
-from htcpool.config.macros import Expander
+from htcpool.config.macros import Expander, LazyRandom, RandomSource
 from htcpool.config.probe import MachineFacts, fake_machine
 from htcpool.config.table import default_for
 from htcpool.config.typed import text_to_bool, text_to_float, text_to_int
@@ -68,7 +68,7 @@ class Config:
         context: Context,
         *,
         environ: Mapping[str, str] | None = None,
-        rng: random.Random | None = None,
+        rng: RandomSource | None = None,
         sources: list[str] | None = None,
         warnings: list[str] | None = None,
         facts: MachineFacts | None = None,
@@ -77,7 +77,7 @@ class Config:
         self.macros = macros
         self.context = context
         self.environ: Mapping[str, str] = environ if environ is not None else {}
-        self.rng = rng if rng is not None else random.Random(0)
+        self.rng: RandomSource = rng if rng is not None else LazyRandom(0)
         self.sources = list(sources or [])
         self.warnings = list(warnings or [])
         self.facts = facts if facts is not None else fake_machine()
@@ -117,6 +117,8 @@ class Config:
 
     # -- context --------------------------------------------------------------
     def _context(self, subsystem: str | None, local_name: str | None) -> Context:
+        if subsystem is None and local_name is None:
+            return self.context
         return Context(
             self.context.subsystem if subsystem is None else (subsystem or None),
             self.context.local_name if local_name is None else (local_name or None),

@@ -31,6 +31,7 @@ from htcpool.config.config import Config
 from htcpool.config.errors import ConfigIncludeError
 from htcpool.config.lookup import Context
 from htcpool.config.macro_set import DETECTED, ENVIRONMENT, MacroSet
+from htcpool.config.macros import LazyRandom, RandomSource
 from htcpool.config.parser import Reader, SourceLoader
 from htcpool.config.probe import MachineFacts, detected_macros, probe_machine
 from htcpool.config.typed import text_to_bool
@@ -129,19 +130,19 @@ def assemble(
     """Run the whole read: detected macros, the roots (name, text or None to load), locals, env."""
     macros = MacroSet()
     context = Context(subsystem or None, local_name or None)
-    rng = rng if rng is not None else random.Random(0)
+    rng_source: RandomSource = rng if rng is not None else LazyRandom(0)
     for name, value in detected_macros(facts, subsystem, local_name, environ).items():
         macros.insert(name, value, DETECTED, 0)
     if config_root:
         macros.insert("CONFIG_ROOT", config_root, DETECTED, 0)
-    reader = Reader(macros, context, environ, loader, allow_commands, rng, cwd)
+    reader = Reader(macros, context, environ, loader, allow_commands, rng_source, cwd)
     for name, text in roots:
         if text is None:
             reader.read_file(name)
         else:
             reader.sources.append(name)
             reader.read_text(text, name)
-    config = Config(macros, context, environ=environ, rng=rng, facts=facts, cwd=cwd)
+    config = Config(macros, context, environ=environ, rng=rng_source, facts=facts, cwd=cwd)
     if reader.loader is not None and roots:
         dirs = _read_local_dirs(reader, config)
         _read_local_files(reader, config)

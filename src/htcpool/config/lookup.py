@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from htcpool.config.macro_set import Definition, MacroSet
-from htcpool.config.table import param_info
+from htcpool.config.table import param_info_key
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,19 +37,22 @@ class Found:
 
 def lookup(macros: MacroSet, name: str, context: Context) -> Found | None:
     """The raw value ``name`` has for ``context``, or None when nothing defines it."""
+    key = name.upper()
+    by_key = macros.get_key
     for prefix in (context.local_name, context.subsystem):
         if not prefix:
             continue
-        found = macros.get(f"{prefix}.{name}")
+        prefixed = f"{prefix.upper()}.{key}"
+        found = by_key(prefixed)
         if found is not None:
             return Found(found.raw, found)
-        info = param_info(f"{prefix}.{name}")
+        info = param_info_key(prefixed)
         if info is not None:
             return Found(info.default, None, info.name)
-    found = macros.get(name)
+    found = by_key(key)
     if found is not None:
         return Found(found.raw, found)
-    info = param_info(name)
+    info = param_info_key(key)
     if info is not None and info.default:
         return Found(info.default, None, info.name)
     return None

@@ -71,6 +71,10 @@ class MacroSet:
     def get(self, name: str) -> Definition | None:
         return self._items.get(name.upper())
 
+    def get_key(self, key: str) -> Definition | None:
+        """:meth:`get` for a name already upper-cased."""
+        return self._items.get(key)
+
     def raw(self, name: str) -> str | None:
         found = self._items.get(name.upper())
         return None if found is None else found.raw

@@ -48,7 +48,7 @@ SPECIAL_FUNCTIONS = frozenset(
 NORMAL = ""  # the function name of a plain $(NAME) reference
 FILENAME = "F"  # $F<flags>(...)
 _FILENAME_FLAGS = frozenset("pnxdqabfwu")
-_CANDIDATE = re.compile(r"\$\$?[A-Za-z0-9_]*\(")
+_CANDIDATE = re.compile(r"\$(\$?[A-Za-z0-9_]*)\(")
 _ID_BODY = re.compile(r"[A-Za-z0-9_./]*(?::(?:[A-Za-z0-9_./$ ,\\:]|\([^)]*\))*)?\)")
 #: Expansion output beyond this size is taken as runaway growth.
 MAX_EXPANSION = 4_000_000
@@ -76,6 +76,7 @@ class MacroRef:
         return None if self.colon < 0 else text[self.colon + 1 : self.end - 1]
 
 
+@functools.lru_cache(maxsize=256)
 def _classify(prefix: str) -> tuple[str, str] | None:
     """(function, flags) for the characters between ``$`` and ``(``, or None."""
     if prefix == "":
@@ -89,31 +90,50 @@ def _classify(prefix: str) -> tuple[str, str] | None:
     return None
 
 
+_NOT_DOLLAR: Callable[[MacroRef, str], bool]  # set below; find_macro tests it inline
+
+
 def find_macro(
     text: str, start: int = 0, accept: Callable[[MacroRef, str], bool] | None = None
 ) -> MacroRef | None:
     """The first acceptable reference at or after ``start``; ``accept`` may veto candidates."""
     pos = start
     search = _CANDIDATE.search
+    id_body = _ID_BODY.match
+    skip_dollar = accept is _NOT_DOLLAR
+    if skip_dollar:
+        accept = None
     while True:
         found = search(text, pos)
         if found is None:
             return None
         dollar = found.start()
         cursor = found.end() - 1
-        kind = _classify(text[dollar + 1 : cursor])
-        if kind is None:
-            pos = cursor
-            continue
-        function, flags = kind
+        prefix = found.group(1)
+        if prefix:
+            kind = _classify(prefix)
+            if kind is None:
+                pos = cursor
+                continue
+            function, flags = kind
+        else:
+            function = flags = NORMAL
         body_start = cursor + 1
         if function == NORMAL or function == "ENV":
-            body = _ID_BODY.match(text, body_start)
+            body = id_body(text, body_start)
             if body is None:
                 pos = body_start
                 continue
             close = body.end() - 1
             colon = text.find(":", body_start, close)
+            if (
+                skip_dollar
+                and function == NORMAL
+                and close - body_start == 6
+                and text[body_start:close].upper() == "DOLLAR"
+            ):
+                pos = close
+                continue
         else:
             close = text.find(")", body_start)
             colon = -1
@@ -135,6 +155,9 @@ def _not_dollar(ref: MacroRef, text: str) -> bool:
     return not _is_dollar(ref, text)
 
 
+_NOT_DOLLAR = _not_dollar
+
+
 def replace_dollar(text: str) -> str:
     """Turn every ``$(DOLLAR)`` into ``$`` (after all other expansion is done)."""
     if "$" not in text:
@@ -149,6 +172,36 @@ def replace_dollar(text: str) -> str:
         out.append(text[pos : ref.dollar])
         out.append("$")
         pos = ref.end
+
+
+class LazyRandom:
+    """``random.Random(seed)``, made only when the first number is drawn.
+
+    Seeding a Mersenne Twister costs a few microseconds; most reads and submit
+    descriptions never use ``$RANDOM_CHOICE``/``$RANDOM_INTEGER``, so they skip it.
+    The numbers drawn are exactly those of ``random.Random(seed)``.
+    """
+
+    __slots__ = ("_rng", "seed")
+
+    def __init__(self, seed: int = 0) -> None:
+        self.seed = seed
+        self._rng: random.Random | None = None
+
+    @property
+    def seeded(self) -> bool:
+        """Whether the generator has been made (a number was drawn)."""
+        return self._rng is not None
+
+    def randrange(self, start: int, stop: int | None = None, step: int = 1) -> int:
+        rng = self._rng
+        if rng is None:
+            rng = self._rng = random.Random(self.seed)
+        return rng.randrange(start, stop, step)
+
+
+#: What serves ``$RANDOM_*``: a generator, or one seeded on first use.
+RandomSource = random.Random | LazyRandom
 
 
 @dataclass
@@ -172,7 +225,7 @@ class Expander:
 
     lookup: Callable[[str], str | None]
     environ: Mapping[str, str]
-    rng: random.Random = field(default_factory=lambda: random.Random(0))
+    rng: RandomSource = field(default_factory=LazyRandom)
     where: tuple[str, int] = ("", 0)
     cwd: str = ""
     #: Settled expansions by upper-cased name; only for a configuration that no longer
@@ -191,8 +244,6 @@ class Expander:
 
     def _expand_refs(self, text: str, chain: tuple[str, ...]) -> str:
         """The main loop of :meth:`expand`, without the final ``$(DOLLAR)`` pass."""
-        from htcpool.config.functions import evaluate_function
-
         regions: list[Region] = []
         memo = self.memo
         start = 0
@@ -236,6 +287,8 @@ class Expander:
                         memo[key] = replacement
                         produced_by = None
             else:
+                from htcpool.config.functions import evaluate_function
+
                 replacement = evaluate_function(self, ref, text, here)
             delta = len(replacement) - (ref.end - ref.dollar)
             text = text[: ref.dollar] + replacement + text[ref.end :]
@@ -264,17 +317,18 @@ class Expander:
         """Expand only references to ``names`` (a definition's own name), right now."""
         if "$" not in text:
             return text
-        lowered = text.lower()
-        if not any(n.lower() in lowered for n in names):
+        if _self_ref_pattern(names).search(text) is None:
             return text
-        from htcpool.config.functions import evaluate_function
-
         wanted = {n.upper() for n in names}
 
         def is_self(ref: MacroRef, body_text: str) -> bool:
-            if ref.function not in (NORMAL, FILENAME):
+            function = ref.function
+            if function == NORMAL:
+                stop = ref.colon if ref.colon >= 0 else ref.end - 1
+                return body_text[ref.body_start : stop].upper() in wanted
+            if function != FILENAME:
                 return False
-            body = ref.body(body_text)
+            body = body_text[ref.body_start : ref.end - 1]
             cut = body.find(":")
             return (body if cut < 0 else body[:cut]).upper() in wanted
 
@@ -289,9 +343,22 @@ class Expander:
                     value = default
                 replacement = value or ""
             else:
+                from htcpool.config.functions import evaluate_function
+
                 replacement = evaluate_function(self, ref, text, ())
             text = text[: ref.dollar] + replacement + text[ref.end :]
         raise self.fail(f"self reference to {names[0]} does not settle")
+
+
+@functools.lru_cache(maxsize=4096)
+def _self_ref_pattern(names: tuple[str, ...]) -> re.Pattern[str]:
+    """Finds every text that may hold ``$(NAME...)`` or ``$F...(NAME...)`` for ``names``.
+
+    A filter only: a match still goes through :func:`find_macro`; no match means the
+    text has no reference to any of ``names``.
+    """
+    alternatives = "|".join(re.escape(n) for n in names)
+    return re.compile(rf"\$(?:F[A-Za-z]*)?\((?:{alternatives})[:)]", re.IGNORECASE)
 
 
 def _shift_regions(regions: list[Region], start: int, end: int, delta: int) -> list[Region]:

@@ -110,22 +110,36 @@ def apply_use(reader: Reader, category: str, rhs: str, source: str, line: int, d
         _read_template(reader, text, label, source, line, depth)
 
 
-def _read_template(reader: Reader, text: str, label: str, source: str, line: int, depth: int) -> None:
-    ifs = IfStack()
+@functools.lru_cache(maxsize=512)
+def template_lines(text: str) -> tuple[tuple[int, str, bool], ...]:
+    """(offset, line, may be if/elif/else/endif) for each non-comment line of a template.
+
+    Lines are trimmed; blank lines are dropped and not counted in offsets, comment lines
+    are counted but not returned.
+    """
+    out = []
     offset = -1
     for raw in text.split("\n"):
         stripped = raw.strip(C_SPACE)
         if not stripped:
             continue
         offset += 1
-        if stripped.startswith("#"):
+        if stripped[0] == "#":
             continue
-        ex = reader.expander(source, line)
-        try:
-            if ifs.handle(stripped, ex.expand, reader.lookup):
-                continue
-        except ConditionError as exc:
-            raise ConfigMetaknobError(f"use {label} is invalid: {exc}", source, line) from None
+        out.append((offset, stripped, stripped[0] in "iIeE"))
+    return tuple(out)
+
+
+def _read_template(reader: Reader, text: str, label: str, source: str, line: int, depth: int) -> None:
+    ifs = IfStack()
+    for offset, stripped, maybe_if in template_lines(text):
+        if maybe_if:
+            ex = reader.expander(source, line)
+            try:
+                if ifs.handle(stripped, ex.expand, reader.lookup):
+                    continue
+            except ConditionError as exc:
+                raise ConfigMetaknobError(f"use {label} is invalid: {exc}", source, line) from None
         if not ifs.enabled():
             continue
         _template_statement(reader, stripped, label, source, line, offset, depth)
@@ -134,6 +148,19 @@ def _read_template(reader: Reader, text: str, label: str, source: str, line: int
 @functools.lru_cache(maxsize=2048)
 def parse_template_line(text: str) -> tuple[bool, str, str, str]:
     """(is_use, name, operator, rhs) of one template line, as Parse_config_string splits it."""
+    return _parse_template_line(text)
+
+
+@functools.lru_cache(maxsize=2048)
+def _parsed_statement(text: str) -> tuple[bool, str, str, str, bool]:
+    """:func:`parse_template_line` plus whether the name is a legal knob name."""
+    from htcpool.config.parser import is_valid_name
+
+    is_use, name, op, rhs = _parse_template_line(text)
+    return is_use, name, op, rhs, is_valid_name(name)
+
+
+def _parse_template_line(text: str) -> tuple[bool, str, str, str]:
     is_use = text[:4].lower() == "use "
     pos = 4 if is_use else 0
     while is_use and pos < len(text) and text[pos] in C_SPACE:
@@ -165,9 +192,7 @@ def parse_template_line(text: str) -> tuple[bool, str, str, str]:
 def _template_statement(
     reader: Reader, text: str, label: str, source: str, line: int, offset: int, depth: int
 ) -> None:
-    from htcpool.config.parser import MAX_NESTING_DEPTH, is_valid_name
-
-    is_use, name, op, rhs = parse_template_line(text)
+    is_use, name, op, rhs, valid_name = _parsed_statement(text)
     if op == "?":
         raise ConfigMetaknobError(f"use {label} is invalid: no operator in '{text}'", source, line)
     if op == ":" and name.lower() in ("error", "warning"):
@@ -177,10 +202,12 @@ def _template_statement(
             return
         raise ConfigMetaknobError(f"Error : {message} (at use {label})", source, line)
     if is_use:
+        from htcpool.config.parser import MAX_NESTING_DEPTH
+
         if depth + 1 > MAX_NESTING_DEPTH:
             raise ConfigMetaknobError(f"use {label} nesting too deep", source, line)
         apply_use(reader, name, rhs, source, line, depth + 1)
         return
-    if not is_valid_name(name):
+    if not valid_name:
         raise ConfigMetaknobError(f"use {label} is invalid: bad name '{name}'", source, line)
     reader.define(name, rhs, source, line, label, offset)

@@ -22,7 +22,6 @@ injected :class:`SourceLoader`.
 
 from __future__ import annotations
 
-import random
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -37,7 +36,7 @@ from htcpool.config.errors import (
 from htcpool.config.lines import C_SPACE, logical_lines
 from htcpool.config.lookup import Context, lookup_raw
 from htcpool.config.macro_set import MacroSet
-from htcpool.config.macros import Expander
+from htcpool.config.macros import Expander, LazyRandom, RandomSource
 
 #: How deep includes and nested ``use`` may go (HTCondor's CONFIG_MAX_NESTING_DEPTH).
 MAX_NESTING_DEPTH = 20
@@ -56,6 +55,9 @@ class SourceLoader(Protocol):
         ...
 
 
+#: ``NAME = `` up to the value, for the common statement form (the first word, which holds
+#: no space, ``=`` or ``:``, followed by optional space and ``=``).
+_PLAIN_ASSIGNMENT = re.compile(r"([^ \t\n\r\f\v=:]+)[ \t\n\r\f\v]*=[ \t\n\r\f\v]*")
 _VALID_NAME = re.compile(r"[A-Za-z0-9_./]+")
 
 
@@ -73,7 +75,7 @@ class Reader:
     environ: Mapping[str, str]
     loader: SourceLoader | None = None
     allow_commands: bool = False
-    rng: random.Random = field(default_factory=lambda: random.Random(0))
+    rng: RandomSource = field(default_factory=LazyRandom)
     cwd: str = ""
     sources: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
@@ -133,12 +135,13 @@ class Reader:
                 ifs.inside_if() or (line[1:3].lower() == "if" and (len(line) == 3 or line[3] in C_SPACE))
             ):
                 line = line[1:]
-            ex = self.expander(source, number)
-            try:
-                if ifs.handle(line, ex.expand, self.lookup):
-                    continue
-            except ConditionError as exc:
-                raise ConfigSyntaxError(str(exc), source, number) from None
+            if line[0] in "iIeE":
+                ex = self.expander(source, number)
+                try:
+                    if ifs.handle(line, ex.expand, self.lookup):
+                        continue
+                except ConditionError as exc:
+                    raise ConfigSyntaxError(str(exc), source, number) from None
             if not ifs.enabled():
                 continue
             started = self._statement(line, source, number, depth)
@@ -195,6 +198,16 @@ class Reader:
     # -- one statement --------------------------------------------------------
     def _statement(self, line: str, source: str, number: int, depth: int) -> tuple[str, str] | None:
         """Apply one statement; return (name, tag) when it opens an ``@=`` block."""
+        plain = _PLAIN_ASSIGNMENT.match(line)
+        if plain is not None:
+            # NAME = value: the general scan below reaches the same name and value.
+            name = plain.group(1)
+            if "$" in name:
+                name = self.expander(source, number).expand(name)
+            if not is_valid_name(name):
+                raise ConfigSyntaxError(f"Illegal Identifier: <{name}>", source, number)
+            self.define(name, line[plain.end() :], source, number)
+            return None
         length = len(line)
         end = 0
         while end < length and line[end] not in C_SPACE and line[end] not in "=:":

@@ -42,6 +42,11 @@ def param_info(name: str) -> ParamInfo | None:
     return _BY_KEY.get(name.upper())
 
 
+def param_info_key(key: str) -> ParamInfo | None:
+    """:func:`param_info` for a name already upper-cased."""
+    return _BY_KEY.get(key)
+
+
 def default_for(name: str, prefixes: tuple[str, ...] = ()) -> ParamInfo | None:
     """The table entry that supplies ``name``'s default: ``PREFIX.NAME`` first, then ``NAME``."""
     key = name.upper()

@@ -11,9 +11,9 @@ is the same for every job of a queue statement.
 
 from __future__ import annotations
 
-import random
 from dataclasses import dataclass
 
+from htcpool.config.macros import LazyRandom
 from htcpool.submit.macros import Expander
 from htcpool.submit.world import SubmitHost
 
@@ -39,7 +39,7 @@ class SubmitHash:
         self.builtin: dict[str, str] = {}
         self.job: dict[str, str] = {}
         self.touched_job = False
-        self.expander = Expander(self._lookup, host.environ, random.Random(host.seed), host.cwd)
+        self.expander = Expander(self._lookup, host.environ, LazyRandom(host.seed), host.cwd)
         self._set_builtins(submit_file)
 
     def _set_builtins(self, submit_file: str) -> None:
@@ -73,6 +73,10 @@ class SubmitHash:
     def set_job(self, values: dict[str, str]) -> None:
         """Replace the per-job layer (keys lower case)."""
         self.job = values
+
+    def lookup(self, name: str) -> str | None:
+        """The raw value of ``name`` (job layer, file, built-ins), or None."""
+        return self._lookup(name)
 
     def _lookup(self, name: str) -> str | None:
         low = name.lower()

@@ -20,11 +20,11 @@ The random generator is seeded with 0 unless one is given.
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable, Mapping
 
 from htcpool.config.errors import ConfigError
 from htcpool.config.macros import Expander as ConfigExpander
+from htcpool.config.macros import LazyRandom, RandomSource
 from htcpool.submit.errors import SubmitError
 
 
@@ -36,8 +36,8 @@ class Expander:
     """Expands macros against ``lookup``; ``environ`` and ``rng`` back ``$ENV`` and ``$RANDOM_*``."""
 
     def __init__(self, lookup: Callable[[str], str | None], environ: Mapping[str, str] | None = None,
-                 rng: random.Random | None = None, cwd: str = "/") -> None:
-        self._engine = ConfigExpander(lookup, environ or {}, rng or random.Random(0), cwd=cwd)
+                 rng: RandomSource | None = None, cwd: str = "/") -> None:
+        self._engine = ConfigExpander(lookup, environ or {}, rng or LazyRandom(0), cwd=cwd)
         self._draws = 0
 
     @property

@@ -2,8 +2,10 @@
 
 ``submit_description`` walks the statements of a submit file. Assignments go
 into the submit hash; ``if``/``elif``/``else``/``endif`` switch statements on
-and off (conditions are expanded, then read as a number, a boolean,
-``defined NAME`` or a ClassAd expression); ``include`` reads another file
+and off through the configuration language's
+:class:`~htcpool.config.conditions.IfStack` (conditions are expanded, then read as a
+number, a boolean, ``defined NAME``, ``version …``, or — condor_submit's addition —
+a ClassAd expression, evaluated with no ad); ``include`` reads another file
 through the file-system view; each ``queue`` statement makes its jobs with the
 commands as they stand at that point. All jobs of one description share one
 cluster and number their procs from 0.
@@ -20,6 +22,7 @@ from dataclasses import dataclass, field
 
 from htcpool.classad import ClassAd, ExprTree
 from htcpool.classad.errors import ClassAdError
+from htcpool.config.conditions import ConditionError, IfStack
 from htcpool.submit.errors import SubmitError, SubmitFileError
 from htcpool.submit.hash import SubmitHash
 from htcpool.submit.jobad import JobBuilder
@@ -40,11 +43,19 @@ class SubmitResult:
     warnings: list[str] = field(default_factory=list)
 
 
-@dataclass
-class _Branch:
-    active: bool
-    taken: bool
-    seen_else: bool = False
+def classad_condition(text: str) -> bool:
+    """A complex ``if`` condition, evaluated as a ClassAd expression with no ad.
+
+    Numbers and booleans decide it; anything else (undefined, error, a string) and
+    text that does not parse raise :class:`ConditionError` saying why.
+    """
+    try:
+        result = ExprTree(text).evaluate()
+    except ClassAdError:
+        raise ConditionError("it is not a valid ClassAd expression") from None
+    if isinstance(result, bool | int | float):
+        return bool(result)
+    raise ConditionError("it does not evaluate to a boolean or a number")
 
 
 class _Run:
@@ -56,17 +67,15 @@ class _Run:
         self.hash = SubmitHash(host, file)
         self.builder = JobBuilder(self.hash, settings, host, fs, file)
         self.result = SubmitResult(cluster_id)
-        self.branches: list[_Branch] = []
+        # One stack for the whole description: an included file shares its includer's blocks.
+        self.ifs = IfStack(classad_condition)
         self.extra = extra
-
-    def active(self) -> bool:
-        return all(b.active for b in self.branches)
 
     def run(self, statements: list[Statement], depth: int = 0) -> None:
         for st in statements:
             if isinstance(st, Conditional):
                 self.conditional(st)
-            elif not self.active():
+            elif not self.ifs.enabled():
                 continue
             elif isinstance(st, Assign):
                 if st.append:
@@ -81,7 +90,7 @@ class _Run:
                     self.hash.set(key.strip(), value.strip())
                 self.extra = []
                 self.queue(st)
-        if depth == 0 and self.branches:
+        if depth == 0 and self.ifs.inside_if():
             raise SubmitFileError("missing endif at the end of the submit file", self.file)
 
     def include(self, st: Include, depth: int) -> None:
@@ -96,48 +105,11 @@ class _Run:
         self.run(read_statements(text, path), depth + 1)
 
     def conditional(self, st: Conditional) -> None:
-        where = (self.file, st.line)
-        if st.keyword == "if":
-            enclosing = self.active()
-            value = enclosing and self.condition(st)
-            self.branches.append(_Branch(value, value))
-            if not enclosing:
-                self.branches[-1].taken = True
-            return
-        if not self.branches:
-            raise SubmitFileError(f"{st.keyword} without a matching if", *where)
-        top = self.branches[-1]
-        if st.keyword == "endif":
-            self.branches.pop()
-        elif top.seen_else:
-            raise SubmitFileError(f"{st.keyword} after else", *where)
-        elif st.keyword == "else":
-            top.seen_else = True
-            top.active = not top.taken
-            top.taken = True
-        else:
-            top.active = not top.taken and self.condition(st)
-            top.taken = top.taken or top.active
-
-    def condition(self, st: Conditional) -> bool:
-        text = self.hash.expand(st.condition).strip()
-        negate = text.startswith("!")
-        text = text.lstrip("!").strip()
-        words = text.split()
-        if not text:
-            value = False
-        elif words[0].lower() == "defined" and len(words) == 2:
-            value = self.hash.defined(words[1]) and bool(self.hash._lookup(words[1]))
-        else:
-            try:
-                result = ExprTree(text).evaluate()
-            except ClassAdError:
-                raise SubmitFileError(f"invalid if condition '{st.condition}'", self.file, st.line) from None
-            if isinstance(result, bool | int | float):
-                value = bool(result)
-            else:
-                raise SubmitFileError(f"if condition '{st.condition}' is not a boolean", self.file, st.line)
-        return value != negate
+        line = f"{st.keyword} {st.condition}".rstrip()
+        try:
+            self.ifs.handle(line, self.hash.expand, self.hash.lookup)
+        except ConditionError as exc:
+            raise SubmitFileError(str(exc), self.file, st.line) from None
 
     def queue(self, st: Queue) -> None:
         try:

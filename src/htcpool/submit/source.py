@@ -5,7 +5,8 @@ line number: ``Assign`` (``key = value``, including ``+Attr`` and ``MY.Attr``,
 ``key += value`` and the ``key @=TAG … @TAG`` multi-line form), ``Queue`` (the
 text after the ``queue`` keyword), ``Conditional`` (``if``/``elif``/``else``/
 ``endif``) and ``Include``. Comments (``#`` as the first non-blank character),
-blank lines and ``\\`` continuations are handled here; nothing is expanded.
+blank lines and ``\\`` continuations are read as the configuration reader reads them
+(:func:`htcpool.config.lines.logical_lines`); nothing is expanded.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from htcpool.config.lines import logical_lines
 from htcpool.submit.errors import SubmitFileError
 
 _QUEUE_WORD = re.compile(r"(?i)^(queue|iter(?:a(?:t(?:e)?)?)?)(?=\s|$)")
@@ -55,49 +57,47 @@ Statement = Assign | Queue | Conditional | Include
 
 
 def _logical_lines(text: str) -> list[tuple[int, str]]:
-    """(first line number, text) of each logical line: continuations joined, heredocs kept whole."""
+    """(first line number, text) of each statement: ``@=`` values and queue item lists whole.
+
+    Physical lines are joined into logical lines by the configuration reader's
+    :func:`~htcpool.config.lines.logical_lines` with condor_submit's options (numbered
+    by their first physical line; comment lines inside a continuation dropped). On top
+    of that, the lines of a ``key @=TAG`` value up to ``@TAG`` and the item lines of a
+    ``queue … (`` up to the line starting with ``)`` are gathered into one statement;
+    blank and comment lines inside them are left out, as the configuration reader does.
+    """
     out: list[tuple[int, str]] = []
-    lines = text.splitlines()
-    i = 0
-    while i < len(lines):
-        number = i + 1
-        line = lines[i].strip()
-        i += 1
+    stream = logical_lines(text, first_number=True, skip_comments_in_continuation=True)
+    for number, line in stream:
+        if not line or line.startswith("#"):
+            continue
         heredoc = _HEREDOC.match(line)
         if heredoc:
-            body: list[str] = []
             end = "@" + heredoc.group(2)
-            while i < len(lines) and lines[i].strip() != end:
-                body.append(lines[i])
-                i += 1
-            if i >= len(lines):
+            body: list[str] = []
+            for _, inner in stream:
+                if inner == end:
+                    break
+                if inner and not inner.startswith("#"):
+                    body.append(inner)
+            else:
                 raise SubmitFileError(f"multi-line value of {heredoc.group(1)} has no closing {end}",
                                       line=number)
-            i += 1
             out.append((number, heredoc.group(1) + " = \n" + "\n".join(body)))
             continue
         if _QUEUE_WORD.match(line) and line.count("(") > line.count(")"):
             block = [line]
-            while i < len(lines) and not lines[i].strip().startswith(")"):
-                if lines[i].strip() and not lines[i].strip().startswith("#"):
-                    block.append(lines[i].strip())
-                i += 1
-            if i >= len(lines):
+            for _, inner in stream:
+                if inner.startswith(")"):
+                    block.append(inner)
+                    break
+                if inner and not inner.startswith("#"):
+                    block.append(inner)
+            else:
                 raise SubmitFileError("queue item list has no closing ')'", line=number)
-            block.append(lines[i].strip())
-            i += 1
             out.append((number, "\n".join(block)))
             continue
-        while line.endswith("\\") and not line.startswith("#"):
-            line = line[:-1]
-            while i < len(lines) and lines[i].lstrip().startswith("#"):
-                i += 1
-            if i >= len(lines):
-                break
-            line += lines[i].strip()
-            i += 1
-        if line and not line.startswith("#"):
-            out.append((number, line))
+        out.append((number, line))
     return out
 
 
