@@ -19,16 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 from htcpool.classad.context import DEFAULT_CONTEXT, EvalContext
 from htcpool.classad.errors import ClassAdEvaluationError, ClassAdParseError
-from htcpool.classad.nodes import (
-    AdExpr,
-    EvalFailure,
-    EvalState,
-    Fn,
-    ListExpr,
-    Literal,
-    Node,
-    eval_in,
-)
+from htcpool.classad.nodes import AdExpr, ListExpr, Literal, Node
+from htcpool.classad.scope import EvalFailure, EvalState, Fn, eval_in
 from htcpool.classad.values import ERROR, UNDEFINED, AbsTime, ListValue, RelTime, Value
 
 if TYPE_CHECKING:

@@ -7,8 +7,9 @@ from typing import Any
 from htcpool.classad.classad import ClassAd, to_python
 from htcpool.classad.context import DEFAULT_CONTEXT, EvalContext
 from htcpool.classad.errors import ClassAdEvaluationError
-from htcpool.classad.nodes import EvalFailure, EvalState, Literal, Node, eval_in, value_node
+from htcpool.classad.nodes import Literal, Node
 from htcpool.classad.parser import parse_expression
+from htcpool.classad.scope import EvalFailure, EvalState, eval_in, value_node
 from htcpool.classad.values import UNDEFINED
 
 

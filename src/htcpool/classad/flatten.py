@@ -17,8 +17,6 @@ from htcpool.classad.nodes import (
     AdExpr,
     AttrRef,
     BinaryOp,
-    EvalFailure,
-    EvalState,
     FnCall,
     ListExpr,
     Literal,
@@ -27,10 +25,9 @@ from htcpool.classad.nodes import (
     Subscript,
     Ternary,
     UnaryOp,
-    eval_in,
-    value_node,
 )
 from htcpool.classad.operators import bool_equiv
+from htcpool.classad.scope import EvalFailure, EvalState, eval_in, value_node
 from htcpool.classad.values import ERROR, UNDEFINED
 
 _NOT_REDUCED = object()

@@ -12,10 +12,11 @@ import enum
 import re
 from collections.abc import Iterator
 
+from htcpool.classad.adscan import parse_new_ads
 from htcpool.classad.classad import ClassAd
 from htcpool.classad.errors import ClassAdParseError
 from htcpool.classad.lexer import read_quoted
-from htcpool.classad.parser import parse_expression, parse_new_ads
+from htcpool.classad.parser import parse_expression
 from htcpool.classad.unparse import quote_string
 
 

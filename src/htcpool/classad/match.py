@@ -14,12 +14,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from htcpool.classad.adscan import parse_new_ad
 from htcpool.classad.classad import ClassAd
 from htcpool.classad.context import EvalContext
 from htcpool.classad.errors import ClassAdEvaluationError
-from htcpool.classad.nodes import EvalFailure, EvalState, Node, eval_in
+from htcpool.classad.nodes import Node
 from htcpool.classad.operators import bool_equiv
-from htcpool.classad.parser import parse_expression, parse_new_ad
+from htcpool.classad.parser import parse_expression
+from htcpool.classad.scope import EvalFailure, EvalState, eval_in
 
 _TOP = parse_new_ad(
     "[symmetricMatch = RIGHT.requirements && LEFT.requirements;"

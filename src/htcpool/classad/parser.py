@@ -15,6 +15,13 @@ subscripts (``x ?: -y`` does not parse, ``x ?: -1`` does: ``-1`` is a literal).
 ``parse_expression`` caches results by source text (trees are immutable), so
 parsing the same text again costs one dictionary lookup.
 
+Whole ads (``[ name = expr; ... ]`` as text) are read by ``adscan``, which uses
+this parser for what its scan does not handle.
+
+Most operands are a name, a literal, a call or a parenthesized expression; ``unary``
+reads those directly instead of going through the general chain of unary
+operators, postfix operators and primaries.
+
 Nesting is limited the way HTCondor's parser limits it: every expression, every
 unary-operator level and every postfix expression counts one level (so a
 parenthesis costs three, a unary minus one), and input nested more than
@@ -23,20 +30,15 @@ parenthesis costs three, a unary minus one), and input nested more than
 
 from __future__ import annotations
 
-import re
 from functools import lru_cache
-from typing import Any
 
 from htcpool.classad.errors import ClassAdParseError
 from htcpool.classad.lexer import (
-    KEYWORDS,
     KIND,
-    POS,
-    QUOTED,
-    SPACED,
     TEXT,
     VALUE,
     Kind,
+    Lexemes,
     Token,
     negate_literal,
     tokenize,
@@ -70,16 +72,20 @@ _BINARY: dict[str, int] = {
     "*": 10, "/": 10, "%": 10,
 }  # fmt: skip
 _CANONICAL = {"is": "=?=", "isnt": "=!="}
+_EQUALITY = _BINARY["is"]
 _UNARY = {"-", "+", "!", "~"}
+_POSTFIX = {".", "[", "?"}  # what may start a postfix operator
+_OP, _NAME, _KEYWORD, _INTEGER, _END = Kind.OP, Kind.NAME, Kind.KEYWORD, Kind.INTEGER, Kind.END
 MAX_NESTING = 500
 
 
-class _Parser:
-    __slots__ = ("text", "tokens", "i", "depth")
+class Parser:
+    __slots__ = ("text", "tokens", "lexemes", "i", "depth")
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self.tokens = tokenize(text)
+        self.tokens, lexemes = tokenize(text)
+        self.lexemes: list[str] | Lexemes = lexemes  # made a ``Lexemes`` when first needed
         self.i = 0
         self.depth = 0
 
@@ -99,61 +105,125 @@ class _Parser:
     def expect_op(self, op: str, what: str) -> Token:
         tok = self.tokens[self.i]
         if tok[KIND] is not Kind.OP or tok[TEXT] != op:
-            self.fail(f"expected {what}", tok)
+            self.fail(f"expected {what}", self.i)
         self.i += 1
         return tok
 
-    def fail(self, message: str, tok: Token | None = None) -> None:
-        tok = tok or self.peek()
+    def fail(self, message: str, index: int | None = None) -> None:
+        """Raise a parse error about token ``index`` (the current one when None)."""
+        if index is None:
+            index = self.i
+        tok = self.tokens[index]
         found = tok[KIND].value if tok[KIND] is Kind.END else repr(tok[TEXT])
-        raise ClassAdParseError(f"{message}, found {found}", self.text, tok[POS])
+        raise ClassAdParseError(f"{message}, found {found}", self.text, self.source().offset(index))
+
+    def source(self) -> Lexemes:
+        """The lexemes of the tokens, for what the tokens themselves leave out."""
+        lexemes = self.lexemes
+        if type(lexemes) is list:
+            lexemes = self.lexemes = Lexemes(lexemes)
+        assert isinstance(lexemes, Lexemes)
+        return lexemes
 
     def enter(self) -> None:
         self.depth += 1
         if self.depth > MAX_NESTING:
             raise ClassAdParseError(
-                f"expression nested too deeply (more than {MAX_NESTING} levels)", self.text, self.peek()[POS]
+                f"expression nested too deeply (more than {MAX_NESTING} levels)", self.text, self.source().offset(self.i)
             )
 
     # -- grammar
     def expression(self) -> Node:
-        self.enter()
+        depth = self.depth + 1
+        if depth > MAX_NESTING:
+            self.enter()  # raises
+        self.depth = depth
         cond = self.binary(0)
-        if self.at_op("?"):
-            self.advance()
+        tok = self.tokens[self.i]
+        if tok[KIND] is _OP and tok[TEXT] == "?":
+            self.i += 1
             then = self.expression()
             self.expect_op(":", "':' of a conditional expression")
             node: Node = Ternary(cond, then, self.expression())
         else:
             node = cond
-        self.depth -= 1
+        self.depth = depth - 1
         return node
 
     def binary(self, min_power: int) -> Node:
         left = self.unary()
         tokens = self.tokens
+        binary = _BINARY
         while True:
             tok = tokens[self.i]
-            if tok[KIND] is Kind.OP:
+            kind = tok[KIND]
+            if kind is _OP:
                 op = tok[TEXT]
-            elif tok[KIND] is Kind.KEYWORD and tok[TEXT].lower() in ("is", "isnt"):
+                power = binary.get(op)
+                if power is None or power <= min_power:
+                    return left
+            elif kind is _KEYWORD:
                 op = tok[TEXT].lower()
+                if op != "is" and op != "isnt" or _EQUALITY <= min_power:
+                    return left
+                power = _EQUALITY
+                op = _CANONICAL[op]
             else:
                 return left
-            power = _BINARY.get(op)
-            if power is None or power <= min_power:
-                return left
             self.i += 1
-            right = self.binary(power)
-            left = BinaryOp(_CANONICAL.get(op, op), left, right)
+            left = BinaryOp(op, left, self.binary(power))
 
     def unary(self) -> Node:
+        """A unary expression: an operand with its unary operators and postfix operators.
+
+        Counts one nesting level for the unary level and one for the postfix level (when
+        there is no unary operator). The common operands (a name, a literal, a call, a
+        parenthesized expression) are read here directly, without the calls through
+        ``unary_operator``, ``postfix`` and ``primary`` that the others go through.
+        """
+        tokens = self.tokens
+        i = self.i
+        tok = tokens[i]
+        kind = tok[KIND]
+        depth = self.depth
+        if kind is _OP or kind is _KEYWORD or kind is _END or depth >= MAX_NESTING - 1:
+            if kind is not _OP or tok[TEXT] != "(" or depth >= MAX_NESTING - 1:
+                return self.unary_operator()
+            self.i = i + 1
+            self.depth = depth + 2
+            inner = self.expression()
+            self.expect_op(")", "')'")
+            node: Node = self._postfix_tail(Paren(inner), True)
+            self.depth = depth
+            return node
+        self.i = i + 1
+        nxt = tokens[i + 1]
+        if kind is _NAME:
+            if nxt[KIND] is _OP and nxt[TEXT] == "(" and not self.source().quoted(i):
+                self.depth = depth + 2
+                node = self.call(tok[VALUE])
+                node = self._postfix_tail(node, True)
+                self.depth = depth
+                return node
+            node = AttrRef(tok[VALUE])
+        elif kind is _INTEGER:
+            v = tok[VALUE]
+            node = Literal(v if v <= INT64_MAX else 0)
+        else:
+            node = Literal(tok[VALUE])
+        if nxt[KIND] is _OP and nxt[TEXT] in _POSTFIX:
+            self.depth = depth + 2
+            node = self._postfix_tail(node, True)
+            self.depth = depth
+        return node
+
+    def unary_operator(self) -> Node:
         self.enter()
         tok = self.tokens[self.i]
-        if tok[KIND] is Kind.OP and tok[TEXT] in _UNARY:
+        if tok[KIND] is _OP and tok[TEXT] in _UNARY:
             self.i += 1
             nxt = self.tokens[self.i]
-            if tok[TEXT] == "-" and nxt[KIND] in (Kind.INTEGER, Kind.REAL) and not nxt[SPACED]:
+            if tok[TEXT] == "-" and nxt[KIND] in (Kind.INTEGER, Kind.REAL) and not self.source().spaced(self.i):
                 # ``-1`` is one literal (so ``-1[0]`` subscripts -1); ``- 1`` stays an operator
                 self.advance()
                 node: Node = self.postfix(Literal(negate_literal(nxt)))
@@ -169,10 +239,15 @@ class _Parser:
         self.enter()
         if node is None:
             node = self.primary()
+        node = self._postfix_tail(node, elvis)
+        self.depth -= 1
+        return node
+
+    def _postfix_tail(self, node: Node, elvis: bool) -> Node:
         tokens = self.tokens
         while True:
             tok = tokens[self.i]
-            t = tok[TEXT] if tok[KIND] is Kind.OP else ""
+            t = tok[TEXT] if tok[KIND] is _OP else ""
             if t == "?" and elvis and self._next_is_op(":"):
                 self.i += 2
                 node = Ternary(node, None, self.postfix(self._elvis_operand(), False))
@@ -180,7 +255,7 @@ class _Parser:
                 self.i += 1
                 name = self.advance()
                 if name[KIND] is not Kind.NAME:
-                    self.fail("expected an attribute name after '.'", name)
+                    self.fail("expected an attribute name after '.'", self.i - 1)
                 node = AttrRef(str(name[VALUE]), node)
             elif t == "[":
                 self.i += 1
@@ -188,7 +263,6 @@ class _Parser:
                 self.expect_op("]", "']' closing a subscript")
                 node = Subscript(node, index)
             else:
-                self.depth -= 1
                 return node
 
     def _next_is_op(self, op: str) -> bool:
@@ -200,7 +274,7 @@ class _Parser:
         tok = self.peek()
         if tok[KIND] is Kind.OP and tok[TEXT] == "-":
             nxt = self.tokens[self.i + 1]
-            if nxt[KIND] in (Kind.INTEGER, Kind.REAL) and not nxt[SPACED]:
+            if nxt[KIND] in (Kind.INTEGER, Kind.REAL) and not self.source().spaced(self.i + 1):
                 self.i += 2
                 return Literal(negate_literal(nxt))
         return self.primary()
@@ -226,10 +300,10 @@ class _Parser:
                 return Literal(UNDEFINED)
             if low == "error":
                 return Literal(ERROR)
-            self.fail("expected an expression", tok)
+            self.fail("expected an expression", self.i - 1)
         if kind is Kind.NAME:
             name = str(tok[VALUE])
-            if not tok[QUOTED] and self.at_op("("):
+            if not self.source().quoted(self.i - 1) and self.at_op("("):
                 return self.call(name)
             return AttrRef(name)
         if kind is Kind.OP:
@@ -245,10 +319,10 @@ class _Parser:
             if op == ".":
                 name_tok = self.advance()
                 if name_tok[KIND] is not Kind.NAME:
-                    self.fail("expected an attribute name after '.'", name_tok)
+                    self.fail("expected an attribute name after '.'", self.i - 1)
                 return AttrRef(str(name_tok[VALUE]), None, absolute=True)
         self.i -= 1
-        self.fail("expected an expression", tok)
+        self.fail("expected an expression")
         raise AssertionError("unreachable")
 
     def call(self, name: str) -> Node:
@@ -285,7 +359,7 @@ class _Parser:
             while tok[KIND] is Kind.OP and tok[TEXT] == ";":  # as HTCondor: then a name must follow
                 tok = self.advance()
             if tok[KIND] is not Kind.NAME:
-                self.fail("expected an attribute name or ']' in an ad", tok)
+                self.fail("expected an attribute name or ']' in an ad", self.i - 1)
             name = str(tok[VALUE])
             self.expect_op("=", f"'=' after attribute name {name!r}")
             value = self.attribute_value()
@@ -326,9 +400,9 @@ class _Parser:
                     break
             j += 1
         if j == i:
-            self.fail("expected an expression", tokens[i])
-        start = tokens[i][POS]
-        source = self.text[start : tokens[j][POS]]
+            self.fail("expected an expression", i)
+        start = self.source().offset(i)
+        source = self.text[start : self.source().offset(j)]
         try:
             node = parse_expression(source.rstrip())
         except ClassAdParseError as e:
@@ -339,178 +413,18 @@ class _Parser:
     def finish(self) -> None:
         tok = self.peek()
         if tok[KIND] is not Kind.END:
-            self.fail("expected end of input", tok)
+            self.fail("expected end of input")
 
 
 @lru_cache(maxsize=65536)
 def parse_expression(text: str) -> Node:
     """Parse one expression; raise ``ClassAdParseError`` on bad input."""
-    p = _Parser(text)
+    p = Parser(text)
     if p.peek()[KIND] is Kind.END:
         raise ClassAdParseError("expected an expression, found end of input", text, 0)
     node = p.expression()
     p.finish()
     return node
-
-
-_STRUCTURE = re.compile(r"[;\[\]{}()\"'/]")
-_QUOTED = {'"': re.compile(r'"(?:[^"\\]|\\.)*"', re.S), "'": re.compile(r"'(?:[^'\\]|\\.)*'", re.S)}
-_AD_NAME = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*=")
-_SPACE = re.compile(r"\s*")
-_INT = re.compile(r"-?[1-9][0-9]{0,17}|-?0")
-_REAL = re.compile(r"-?(?:\d+\.\d+|\.\d+)(?:[eE][+-]?\d+)?|-?[1-9]\d*[eE][+-]?\d+")
-_PLAIN_STRING = re.compile(r'"[^"\\]*"')
-_WORDS = {"true": True, "false": False, "undefined": UNDEFINED, "error": ERROR}
-# ``name = <plain literal>`` followed by ``;`` or ``]``, the commonest attribute, in one match
-_SIMPLE_ATTR = re.compile(
-    r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(?:"
-    r"(-?[1-9][0-9]{0,17}|-?0)"
-    r"|(-?(?:\d+\.\d+|\.\d+)(?:[eE][+-]?\d+)?|-?[1-9]\d*[eE][+-]?\d+)"
-    r'|"([^"\\]*)"'
-    r"|(?i:(true|false|undefined|error))"
-    r")\s*([;\]])"
-)
-
-
-def _simple_value(source: str) -> Node | None:
-    """A literal written plainly (``12``, ``-1.5``, ``"text"``, ``true``), without tokenizing."""
-    if _INT.fullmatch(source):
-        return Literal(int(source))
-    if _REAL.fullmatch(source):
-        return Literal(float(source))
-    if _PLAIN_STRING.fullmatch(source):
-        return Literal(source[1:-1])
-    word = _WORDS.get(source.lower(), _NO_WORD)
-    if word is not _NO_WORD:
-        return Literal(word)
-    return None
-
-
-_NO_WORD = object()
-
-
-def _scan_ad(text: str, pos: int) -> tuple[AdExpr, int] | None:
-    """Read ``[ name = expr; ... ]`` starting at the ``[`` at ``pos`` by scanning for its structure.
-
-    Each value's text is cut out at the ``;`` or ``]`` that ends it and parsed through the
-    expression cache, so an ad's expressions are shared with every ad that has the same
-    text (every slot of a pool has the same START). Returns None for input this fast path
-    does not handle (comments, quoted names, anything malformed); the token parser then
-    reads it and reports errors precisely.
-    """
-    exprs: dict[str, Node] = {}
-    names: dict[str, str] = {}
-    n = len(text)
-    i = pos + 1
-    search = _STRUCTURE.search
-    while True:
-        i = _SPACE.match(text, i).end()  # type: ignore[union-attr]
-        if i < n and text[i] == "]":
-            return AdExpr(exprs, names), i + 1
-        m = _SIMPLE_ATTR.match(text, i)
-        if m is not None:
-            name, integer, real, string, word, end = m.groups()
-            if name.lower() in KEYWORDS:
-                return None
-            if integer is not None:
-                value: Any = int(integer)
-            elif real is not None:
-                value = float(real)
-            elif string is not None:
-                value = string
-            else:
-                value = _WORDS[word.lower()]
-            key = name.lower()
-            if key not in names:
-                names[key] = name
-            exprs[key] = Literal(value)
-            if end == "]":
-                return AdExpr(exprs, names), m.end()
-            i = m.end()
-            continue
-        m = _AD_NAME.match(text, i)
-        if m is None:
-            return None
-        name = m.group(1)
-        if name.lower() in KEYWORDS:
-            return None
-        start = k = m.end()
-        depth = 0
-        while True:
-            sm = search(text, k)
-            if sm is None:
-                return None
-            k = sm.start()
-            c = text[k]
-            if c == '"' or c == "'":
-                q = _QUOTED[c].match(text, k)
-                if q is None:
-                    return None
-                k = q.end()
-                continue
-            if c == "/":
-                if text.startswith("//", k) or text.startswith("/*", k):
-                    return None
-            elif c in "([{":
-                depth += 1
-            elif c in ")}":
-                depth -= 1
-                if depth < 0:
-                    return None
-            elif c == "]":
-                if depth == 0:
-                    break
-                depth -= 1
-            elif depth == 0:  # ;
-                break
-            k += 1
-        source = text[start:k].strip()
-        if not source:
-            return None
-        node = _simple_value(source)
-        if node is None:
-            try:
-                node = parse_expression(source)
-            except ClassAdParseError:
-                return None
-        key = name.lower()
-        if key not in names:
-            names[key] = name
-        exprs[key] = node
-        i = k + 1 if text[k] == ";" else k
-
-
-def parse_new_ad(text: str) -> AdExpr:
-    """Parse one ad in new syntax, ``[ name = expr; ... ]``, and nothing after it."""
-    start = _SPACE.match(text).end()  # type: ignore[union-attr]
-    if text.startswith("[", start):
-        scanned = _scan_ad(text, start)
-        if scanned is not None and not text[scanned[1] :].strip():
-            return scanned[0]
-    p = _Parser(text)
-    p.expect_op("[", "'[' opening an ad")
-    ad = p.ad_body()
-    p.finish()
-    return ad
-
-
-def parse_new_ads(text: str) -> list[AdExpr]:
-    """Parse a stream of new-syntax ads, one after another."""
-    out: list[AdExpr] = []
-    pos = _SPACE.match(text).end()  # type: ignore[union-attr]
-    while pos < len(text) and text[pos] == "[":
-        scanned = _scan_ad(text, pos)
-        if scanned is None:
-            break
-        out.append(scanned[0])
-        pos = _SPACE.match(text, scanned[1]).end()  # type: ignore[union-attr]
-    if pos >= len(text):
-        return out
-    p = _Parser(text[pos:])
-    while p.peek()[KIND] is not Kind.END:
-        p.expect_op("[", "'[' opening an ad")
-        out.append(p.ad_body())
-    return out
 
 
 def is_identifier(name: str) -> bool:

@@ -16,7 +16,8 @@ from typing import Any
 
 from htcpool.classad.classad import ClassAd
 from htcpool.classad.context import DEFAULT_CONTEXT
-from htcpool.classad.nodes import AttrRef, EvalFailure, EvalState, Node, root_of
+from htcpool.classad.nodes import AttrRef, Node
+from htcpool.classad.scope import EvalFailure, EvalState, root_of
 from htcpool.classad.unparse import unparse
 from htcpool.classad.values import UNDEFINED
 
