@@ -170,3 +170,30 @@ def test_group_demand_is_the_weighted_job_counts_of_submitter_ads() -> None:
     assert got["group_physics"] == 16 and got["group_chemistry"] == 4
     got = requested(False)
     assert got["group_physics"] == 5 and got["group_chemistry"] == 4
+
+
+def test_remainder_recovery_round_robin_across_cycles() -> None:
+    """Reference §4.6 (remainder recovery, unweighted slots): three slots split by dynamic quotas of
+    0.5 give each group 1.5; the two halves make one whole slot, handed round-robin. The first
+    cycle serves ``group_a`` (tie: tree order); the round-robin times returned by it make the next
+    cycle serve ``group_b``, the least recently served. Without recovery only two slots match."""
+    from htcpool.negotiator import AccountantPolicy, RoundRobinTimes
+
+    groups = GroupPolicy((GroupSettings("group_a", dynamic_quota=0.5, accept_surplus=True),
+                          GroupSettings("group_b", dynamic_quota=0.5, accept_surplus=True)))
+    pol = NegotiatorPolicy(groups=groups, accountant=AccountantPolicy(use_slot_weights=False))
+    slots = [slot(f"s{i}@m") for i in range(3)]
+    jobs = {"group_a.u@d": many_jobs(5, 1), "group_b.u@d": many_jobs(5, 2)}
+
+    def cycle(now: float, rr: RoundRobinTimes | None) -> tuple[dict[str, int], RoundRobinTimes]:
+        acct = Accountant(pol.accountant)
+        acct.update_priorities(now)
+        out = negotiate(now, slots, submitters(slots, jobs, pol), acct, pol, round_robin=rr)
+        return count_by(out.result.matches), out.round_robin
+
+    first, rr = cycle(START, None)
+    assert first == {"group_a.u@d": 2, "group_b.u@d": 1}
+    assert rr.get("group_a") == START and rr.get("group_b") == 0.0
+    second, rr = cycle(START + 60, rr)
+    assert second == {"group_a.u@d": 1, "group_b.u@d": 2}
+    assert rr.get("group_b") == START + 60

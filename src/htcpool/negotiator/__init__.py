@@ -18,6 +18,7 @@ from htcpool.negotiator.records import (
     CustomerRecord,
     MemoryStore,
 )
+from htcpool.negotiator.remainders import RoundRobinTimes
 from htcpool.negotiator.requests import (
     AutoclusterTable,
     ResourceRequest,
@@ -62,6 +63,7 @@ __all__ = [
     "PreemptState",
     "Rejection",
     "ResourceRequest",
+    "RoundRobinTimes",
     "SlotWeigher",
     "SubmitterAd",
     "SubmitterShare",

@@ -38,6 +38,7 @@ from htcpool.negotiator.limits import ConcurrencyLimits
 from htcpool.negotiator.matchlist import Matchmaker
 from htcpool.negotiator.outcomes import CycleResult
 from htcpool.negotiator.pie import SubmitterState, negotiate_with_group
+from htcpool.negotiator.remainders import RoundRobinTimes
 from htcpool.negotiator.requests import ResourceRequest
 from htcpool.negotiator.settings import NegotiatorPolicy
 from htcpool.negotiator.slotclasses import FullClass, SlotTable, remote_user_for_preemption
@@ -77,6 +78,8 @@ class CycleOutcome:
     stats: CycleStats
     groups: GroupTree | None = None
     shares: dict[str, float] = field(default_factory=dict)
+    #: remainder recovery's round-robin times: pass to the next cycle's ``negotiate``
+    round_robin: RoundRobinTimes = field(default_factory=RoundRobinTimes)
 
 
 def _zero() -> float:
@@ -92,8 +95,10 @@ class NegotiationCycle:
     """The state of one cycle; ``negotiate`` builds one and runs it."""
 
     def __init__(self, now: float, accountant: Accountant, policy: NegotiatorPolicy,
-                 groups: GroupTree | None, timer: Callable[[], float]) -> None:
+                 groups: GroupTree | None, timer: Callable[[], float],
+                 round_robin: RoundRobinTimes | None = None) -> None:
         self.now = now
+        self.round_robin = round_robin or RoundRobinTimes()
         self.accountant = accountant
         self.policy = policy
         self.groups = groups
@@ -332,13 +337,15 @@ def negotiate(
     *,
     groups: GroupTree | None = None,
     timer: Callable[[], float] = _zero,
+    round_robin: RoundRobinTimes | None = None,
 ) -> CycleOutcome:
-    """Run one negotiation cycle at time ``now``; the accountant is charged for every match."""
+    """Run one negotiation cycle at time ``now``; the accountant is charged for every match.
+    ``round_robin`` is the previous outcome's ``round_robin`` (remainder recovery's state)."""
     policy = policy or NegotiatorPolicy()
     if groups is None and policy.groups.groups:
         groups = GroupTree(policy.groups)
     start = timer()
-    cyc = NegotiationCycle(now, accountant, policy, groups, timer)
+    cyc = NegotiationCycle(now, accountant, policy, groups, timer, round_robin)
     states = cyc.prepare(slots, submitters)
     cyc.run(states)
     duration = timer() - start
@@ -346,4 +353,4 @@ def negotiate(
     cyc.stats.end = now + duration
     cyc.stats.phase2_duration = max(0.0, cyc.stats.phase2_duration)
     shares = {name: s.share for name, s in cyc.result.shares.items()}
-    return CycleOutcome(cyc.result, cyc.stats, groups, shares)
+    return CycleOutcome(cyc.result, cyc.stats, groups, shares, cyc.round_robin)

@@ -15,6 +15,9 @@ Rules (seed section 3.6.8; HTCondor 25 ``hgq_negotiate_with_all_groups``):
   autoregroup groups negotiating again, under ``SubmitterNegotiatingGroup = "<none>"``.
 * After a round a group that used less than its allocation asks only for what it uses, freeing the
   rest for the next round; rounds stop once every allocation is used.
+* With unweighted slots each round's fair share is followed by remainder recovery (``remainders``),
+  which hands out the fractional parts of the allocations as whole slots, round-robin; the
+  round-robin times go into ``cyc.round_robin``, which the cycle returns for the next one.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from htcpool.classad import ClassAd, ExprTree
 from htcpool.negotiator.exprinfo import number
 from htcpool.negotiator.groups import GroupNode
 from htcpool.negotiator.pie import SubmitterState, negotiate_with_group
+from htcpool.negotiator.remainders import recover_remainders
 from htcpool.negotiator.settings import ROOT_GROUP
 
 if TYPE_CHECKING:
@@ -61,10 +65,13 @@ def negotiate_groups(cyc: NegotiationCycle, states: list[SubmitterState]) -> Non
         n.requested = n.demand
     sort_expr = ExprTree(gp.sort_expr)
     order_index = {id(n): tree.config_order.get(n.name.lower(), 0) for n in tree.nodes()}
+    served: set[int] = set()  # the nodes remainder recovery served in the last round
     for _round in range(max(1, gp.max_allocation_rounds)):
         for n in tree.nodes():
             n.usage = acct.weighted_usage(n.name)
         tree.fair_share()
+        if not cyc.policy.accountant.use_slot_weights:
+            served = recover_remainders(tree, cyc.round_robin)[1]
         if tree.root.autoregroup:
             tree.root.quota = tree.root.allocated = cyc.pool_weight
         any_surplus = any(n.accept_surplus for n in tree.nodes() if n is not tree.root)
@@ -104,6 +111,7 @@ def negotiate_groups(cyc: NegotiationCycle, states: list[SubmitterState]) -> Non
             total_used += min(n.usage, n.allocated)
         if total_used >= total_alloc - _EPS or not any(cyc.table.available):
             break
+    cyc.round_robin = cyc.round_robin.served(tree.nodes(), served, cyc.now)
 
 
 def _negotiate_group(cyc: NegotiationCycle, n: GroupNode, members: dict[str, list[SubmitterState]],

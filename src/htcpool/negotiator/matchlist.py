@@ -11,8 +11,9 @@ A claimed slot is a candidate by reason of Rank when its ``RANK`` of the job bea
 user is another submitter, ``PREEMPTION_REQUIREMENTS`` holds and the slot's ``RANK`` is not worse.
 
 The sorted lists are computed once per (autocluster, ephemeral-attribute token) and shared; each
-(submitter, autocluster) walks them with its own cursors, merged through a heap of the lists' heads,
-so a job costs O(log classes) once the lists exist. Slots taken by other jobs are skipped lazily.
+(submitter, autocluster) walks them with its own cursors, merged through a heap of the lists' heads
+(``walks``), so a job costs O(log classes) once the lists exist. Slots taken by other jobs are
+skipped lazily.
 
 Such a list is HTCondor's match-list cache (reference 3.1). With PREEMPTION_REQUIREMENTS_STABLE and
 PREEMPTION_RANK_STABLE both true (the default) it is always valid. With one of them false, the head
@@ -41,59 +42,9 @@ from htcpool.negotiator.exprinfo import closure, literal, number
 from htcpool.negotiator.outcomes import PreemptState
 from htcpool.negotiator.pslots import Candidate, MatchEval, NegKey, Permit, pslot_preemption
 from htcpool.negotiator.slotclasses import FullClass, SlotTable, truth
+from htcpool.negotiator.walks import Cursor, Walk
 
 __all__ = ["Candidate", "MatchEval", "Matchmaker", "Permit"]
-
-
-class _Cursor:
-    """A walk over one sorted list of classes, for one (submitter, autocluster)."""
-
-    __slots__ = ("entries", "pos", "cp_pos", "verify")
-
-    def __init__(self, entries: list[tuple[NegKey, FullClass]], verify: Callable[[int], bool]) -> None:
-        self.entries = entries
-        self.pos = 0
-        self.cp_pos: dict[int, int] = {}
-        self.verify = verify
-
-    def head(self, table: SlotTable) -> tuple[NegKey, int] | None:
-        entries, available = self.entries, table.available
-        while self.pos < len(entries):
-            key, f = entries[self.pos]
-            if not f.consumption:
-                idx = f.head(available)
-            else:
-                idx = self._cp_head(f, table)
-            if idx is not None:
-                return key, idx
-            self.pos += 1
-        return None
-
-    def _cp_head(self, f: FullClass, table: SlotTable) -> int | None:
-        f.head(table.available)
-        p = max(self.cp_pos.get(f.id, 0), f.pos)
-        slots = f.slots
-        while p < len(slots):
-            i = slots[p]
-            if table.available[i] and (not table.changed[i] or self.verify(i)):
-                break
-            p += 1
-        self.cp_pos[f.id] = p
-        return slots[p] if p < len(slots) else None
-
-
-class _Walk:
-    """The candidate heap of one (submitter, autocluster, rank-only flag)."""
-
-    __slots__ = ("heap",)
-
-    def __init__(self, cursors: list[_Cursor], table: SlotTable) -> None:
-        self.heap: list[tuple[NegKey, int, int, _Cursor]] = []
-        for seq, c in enumerate(cursors):
-            h = c.head(table)
-            if h is not None:
-                self.heap.append((h[0], h[1], seq, c))
-        heapq.heapify(self.heap)
 
 
 class Matchmaker:
@@ -126,7 +77,7 @@ class Matchmaker:
         self._fresh: dict[tuple[str, Hashable, bool], Hashable] = {}  # last fresh-scan token
         self.fresh_scans = 0
         self._lists: dict[tuple[Hashable, Hashable, bool], list[list[tuple[NegKey, FullClass]]]] = {}
-        self._walks: dict[tuple[str, Hashable, Hashable, bool], _Walk] = {}
+        self._walks: dict[tuple[str, Hashable, Hashable, bool], Walk] = {}
         self._job_rank_dependent: dict[Hashable, bool] = {}
         self.slot_universe: set[str] = set()
         for ad in table.ads:
@@ -220,7 +171,7 @@ class Matchmaker:
                 out.append(entries)
         return out
 
-    def _walk(self, submitter: str, sig: Hashable, token: Hashable, job: ClassAd, rank_only: bool) -> _Walk:
+    def _walk(self, submitter: str, sig: Hashable, token: Hashable, job: ClassAd, rank_only: bool) -> Walk:
         wkey = (submitter, sig, token, rank_only)
         walk = self._walks.get(wkey)
         if walk is not None:
@@ -239,8 +190,8 @@ class Matchmaker:
             elif any(e[0][3] == prio_state and e[1].remote_user == submitter for e in entries):
                 entries = [e for e in entries if not (e[0][3] == prio_state and e[1].remote_user == submitter)]
             if entries:
-                cursors.append(_Cursor(entries, self._verifier(sig, token, job)))
-        walk = _Walk(cursors, self.table)
+                cursors.append(Cursor(entries, self._verifier(sig, token, job)))
+        walk = Walk(cursors, self.table)
         self._walks[wkey] = walk
         return walk
 
@@ -270,12 +221,12 @@ class Matchmaker:
             token = self._fresh_token(submitter, sig, token, rank_only)
         walk = self._walk(submitter, sig, token, job, rank_only)
         if self.preq_stable != self.prank_stable:
-            head = self._peek(walk)
+            head = walk.peek(self.table)
             if head is not None and not self._still_valid(head[0], head[1], job):
                 token = self._fresh_token(submitter, sig, token, rank_only)
                 walk = self._walk(submitter, sig, token, job, rank_only)
         heap = walk.heap
-        set_aside: list[tuple[NegKey, int, int, _Cursor]] = []
+        set_aside: list[tuple[NegKey, int, int, Cursor]] = []
         self.limit_rejected = False
         barred: str | None = None
         found: Candidate | None = None
@@ -327,19 +278,6 @@ class Matchmaker:
         )
 
     # ------------------------------------------------------------------ the non-stable cache checks
-    def _peek(self, walk: _Walk) -> tuple[NegKey, int] | None:
-        heap, t = walk.heap, self.table
-        while heap:
-            key, idx, seq, cur = heap[0]
-            h = cur.head(t)
-            if h is None:
-                heapq.heappop(heap)
-            elif h[1] != idx or h[0] != key:
-                heapq.heapreplace(heap, (h[0], h[1], seq, cur))
-            else:
-                return key, idx
-        return None
-
     def _still_valid(self, key: NegKey, idx: int, job: ClassAd) -> bool:
         """HTCondor's ``cache_still_valid`` for the head candidate, with live values."""
         t = self.table
