@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import pytest
-from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.classad.test_builtins_reference import calls, lists, same, scalars, strings
+from tests.classad.builtin_family import reference_tests
+from tests.classad.test_builtins_reference import calls, lists, scalars, strings
 
 NAMES = ['envV1ToV2', 'mergeEnvironment', 'argsToList', 'listToArgs']
 
@@ -66,14 +65,6 @@ ROWS = [
 ARGS = st.one_of(strings, st.sampled_from(['"A=1;B=2"', '"A=1 B=\'x y\'"', '"a \'b c\'"', "1", "2", '{"a", "b c"}', '{"x\'y", ""}']), scalars, lists)
 
 
-@pytest.mark.parametrize("text", ROWS)
-def test_row_matches_reference(text: str) -> None:
-    mine, theirs = same(text)
-    assert mine == theirs
-
-
-@settings(derandomize=True, max_examples=250, deadline=None)
-@given(calls(NAMES, ARGS, 3))
-def test_generated_calls_match_reference(text: str) -> None:
-    mine, theirs = same(text)
-    assert mine == theirs
+test_row_matches_reference, test_generated_calls_match_reference = reference_tests(
+    ROWS, calls(NAMES, ARGS, 3)
+)

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import pytest
-from hypothesis import given, settings
-
-from tests.classad.test_builtins_reference import calls, same, values
+from tests.classad.builtin_family import reference_tests
+from tests.classad.test_builtins_reference import calls, values
 
 NAMES = ['member', 'identicalMember', 'anyCompare', 'allCompare', 'size', 'sum', 'avg', 'min', 'max', 'split', 'splitUserName', 'splitSlotName']
 
@@ -108,14 +106,6 @@ ROWS = [
 ARGS = values
 
 
-@pytest.mark.parametrize("text", ROWS)
-def test_row_matches_reference(text: str) -> None:
-    mine, theirs = same(text)
-    assert mine == theirs
-
-
-@settings(derandomize=True, max_examples=250, deadline=None)
-@given(calls(NAMES, ARGS, 3))
-def test_generated_calls_match_reference(text: str) -> None:
-    mine, theirs = same(text)
-    assert mine == theirs
+test_row_matches_reference, test_generated_calls_match_reference = reference_tests(
+    ROWS, calls(NAMES, ARGS, 3)
+)

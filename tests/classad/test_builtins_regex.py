@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import pytest
-from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.classad.test_builtins_reference import calls, lists, same, scalars, strings
+from tests.classad.builtin_family import reference_tests
+from tests.classad.test_builtins_reference import calls, lists, scalars, strings
 
 NAMES = ['regexp', 'regexpMember', 'regexps', 'replace', 'replaceall']
 
@@ -86,14 +85,6 @@ ROWS = [
 ARGS = st.one_of(strings, strings, st.sampled_from(['"a+"', '"(a)(b)?"', '"^x|y$"', '"\\\\d"', '"[ab]"', '"\\\\1"', '"i"', '"g"', '"fg"', '"ims"', '"(a"']), lists, scalars)
 
 
-@pytest.mark.parametrize("text", ROWS)
-def test_row_matches_reference(text: str) -> None:
-    mine, theirs = same(text)
-    assert mine == theirs
-
-
-@settings(derandomize=True, max_examples=250, deadline=None)
-@given(calls(NAMES, ARGS, 4))
-def test_generated_calls_match_reference(text: str) -> None:
-    mine, theirs = same(text)
-    assert mine == theirs
+test_row_matches_reference, test_generated_calls_match_reference = reference_tests(
+    ROWS, calls(NAMES, ARGS, 4)
+)

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import pytest
-from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.classad.test_builtins_reference import calls, same, scalars, strings
+from tests.classad.builtin_family import reference_tests
+from tests.classad.test_builtins_reference import calls, scalars, strings
 
 NAMES = ['stringListSize', 'stringListSum', 'stringListAvg', 'stringListMin', 'stringListMax', 'stringListMember', 'stringListIMember', 'stringListsIntersect', 'stringListSubsetMatch', 'stringListISubsetMatch', 'stringList_regexpMember']
 
@@ -93,14 +92,6 @@ ROWS = [
 ARGS = st.one_of(strings, st.sampled_from(['"1, 2, 3"', '"a,b;c"', '"1.5 -2 x"', '";"', '""', '" , "', '"A,b"', '"^a"']), scalars)
 
 
-@pytest.mark.parametrize("text", ROWS)
-def test_row_matches_reference(text: str) -> None:
-    mine, theirs = same(text)
-    assert mine == theirs
-
-
-@settings(derandomize=True, max_examples=250, deadline=None)
-@given(calls(NAMES, ARGS, 4))
-def test_generated_calls_match_reference(text: str) -> None:
-    mine, theirs = same(text)
-    assert mine == theirs
+test_row_matches_reference, test_generated_calls_match_reference = reference_tests(
+    ROWS, calls(NAMES, ARGS, 4)
+)

@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 
 import pytest
-from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from htcpool.classad import EvalContext, fixed_clock
+from tests.classad.builtin_family import reference_tests
 from tests.classad.test_builtins_reference import FAILED, calls, ours, same, scalars
 
 NAMES = ['interval', 'splitTime', 'formatTime', 'getYear', 'getMonth', 'getDayOfYear', 'getDayOfMonth', 'getDayOfWeek', 'getDays', 'getHours', 'getMinutes', 'getSeconds', 'absTime', 'relTime']
@@ -194,16 +194,15 @@ def test_evaluation_failures_match(text: str) -> None:
     assert same(text) == (FAILED, FAILED)
 
 
-@pytest.mark.parametrize("text", ROWS)
-def test_row_matches_reference(text: str) -> None:
-    mine, theirs = same(text)
-    assert mine == theirs
+def _unparsed_time_literal(text: str, mine: str, theirs: str) -> bool:
+    """A time literal that does not parse: a syntax error there, ERROR here."""
+    return theirs == FAILED and mine == "error" and re.fullmatch(r'(absTime|relTime)\("[^"]*"\)', text) is not None
 
 
-@settings(derandomize=True, max_examples=250, deadline=None)
-@given(calls(NAMES, ARGS, 2).filter(lambda t: not t.endswith("()")))  # no-argument forms read the clock
-def test_generated_calls_match_reference(text: str) -> None:
-    mine, theirs = same(text)
-    if theirs == FAILED and mine == "error" and re.fullmatch(r'(absTime|relTime)\("[^"]*"\)', text):
-        return  # a time literal that does not parse: a syntax error there, ERROR here
-    assert mine == theirs
+test_row_matches_reference, test_generated_calls_match_reference = reference_tests(
+    ROWS,
+    calls(NAMES, ARGS, 2).filter(lambda t: not t.endswith("()")),  # no-argument forms read the clock
+    tolerated=_unparsed_time_literal,
+    # this file's copy of the test had its own body, so its own derandomized seed
+    seed=0xFA823AA5DE960392617B878F38B19CA278DAFD743C843889C17F54CE92FE5BB1958CFDCBC4695FFB1BC7C81D6BF430CD,
+)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import pytest
 from hypothesis import given, settings
 
+from tests.classad.builtin_family import reference_tests
 from tests.classad.test_builtins_reference import calls, same, scalars, values
 
 NAMES = [
@@ -27,17 +27,9 @@ ROWS = [
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize("text", ROWS)
-def test_row_matches_reference(text: str) -> None:
-    mine, theirs = same(text)
-    assert mine == theirs
-
-
-@settings(derandomize=True, max_examples=300, deadline=None)
-@given(calls(NAMES, values, 2))
-def test_generated_calls_match_reference(text: str) -> None:
-    mine, theirs = same(text)
-    assert mine == theirs
+test_row_matches_reference, test_generated_calls_match_reference = reference_tests(
+    ROWS, calls(NAMES, values, 2), max_examples=300
+)
 
 
 @settings(derandomize=True, max_examples=200, deadline=None)

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import pytest
-from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.classad.test_builtins_reference import calls, same, values
+from tests.classad.builtin_family import reference_tests
+from tests.classad.test_builtins_reference import calls, values
 
 NAMES = ['versioncmp', 'versionGT', 'versionGE', 'versionLT', 'versionLE', 'versionEQ', 'version_in_range']
 
@@ -47,14 +46,6 @@ ROWS = [
 ARGS = st.one_of(values, st.text(st.sampled_from(list("0123456789.ab-")), max_size=8).map(lambda s: '"' + s + '"'))
 
 
-@pytest.mark.parametrize("text", ROWS)
-def test_row_matches_reference(text: str) -> None:
-    mine, theirs = same(text)
-    assert mine == theirs
-
-
-@settings(derandomize=True, max_examples=250, deadline=None)
-@given(calls(NAMES, ARGS, 3))
-def test_generated_calls_match_reference(text: str) -> None:
-    mine, theirs = same(text)
-    assert mine == theirs
+test_row_matches_reference, test_generated_calls_match_reference = reference_tests(
+    ROWS, calls(NAMES, ARGS, 3)
+)
