@@ -112,29 +112,48 @@ def format_abstime(t: AbsTime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%S") + "%c%02d:%02d" % (sign, z // 3600, (z // 60) % 60)
 
 
-def _g(x: float) -> str:
-    return "%02g" % x
+def _c_int(x: float) -> int:
+    """C's ``(int)`` of a double on x86: truncation, and INT_MIN when out of range or NaN."""
+    if math.isnan(x) or not -2147483649.0 < x < 2147483648.0:
+        return -2147483648
+    return int(x)
+
+
+def _c_div(a: int, b: int) -> int:
+    q = abs(a) // b
+    return q if a >= 0 else -q
+
+
+def _c_rem(a: int, b: int) -> int:
+    r = abs(a) % b
+    return r if a >= 0 else -r
 
 
 def format_reltime(secs: float) -> str:
+    """``[-][days+]hh:mm:ss`` with leading zero fields left out.
+
+    Computed as HTCondor's printer does in C: the seconds are first truncated to a 32-bit
+    int (fractions are not printed; NaN and out-of-range values become INT_MIN, whose
+    negation stays INT_MIN), then split with C's truncating division.
+    """
+    whole = _c_int(secs)
     out = ""
-    if secs < 0:
+    if whole < 0:
         out = "-"
-        secs = -secs
-    frac = secs - math.floor(secs)
-    whole = int(secs)
-    days, rem = divmod(whole, 86400)
-    hrs, rem = divmod(rem, 3600)
-    mins, s = divmod(rem, 60)
-    sec: Any = s if frac == 0 else s + frac
-    sec_text = "%02d" % sec if frac == 0 else _g(sec)
+        whole = -whole if whole != -2147483648 else whole
+    hrs = _c_rem(whole, 86400)
+    mins = _c_rem(hrs, 3600)
+    sec = _c_rem(mins, 60)
+    days = _c_div(whole, 86400)
+    hrs = _c_div(hrs, 3600)
+    mins = _c_div(mins, 60)
     if days:
-        return out + "%d+%02d:%02d:%s" % (days, hrs, mins, sec_text)
+        return out + "%d+%02d:%02d:%02d" % (days, hrs, mins, sec)
     if hrs:
-        return out + "%02d:%02d:%s" % (hrs, mins, sec_text)
+        return out + "%02d:%02d:%02d" % (hrs, mins, sec)
     if mins:
-        return out + "%02d:%s" % (mins, sec_text)
-    return out + sec_text
+        return out + "%02d:%02d" % (mins, sec)
+    return out + "%02d" % sec
 
 
 class _Printer:

@@ -6,9 +6,18 @@ policy expressions, crontab and deferral handling, job transforms and submit
 requirements. Time comes in as ``now``; state goes out through a
 ``QueueStore`` and ``LogEvent`` records (``format_event`` renders the user log);
 ``format_history``, ``format_long`` and ``format_autoformat`` print the ads of
-jobs that left the queue as condor_history does.
+jobs that left the queue as condor_history does. ``ClaimManager`` holds the
+schedd's claims on slots: request, activate, reuse, release, keep-alives and
+job leases.
 """
 
+from htcpool.schedd.claims import (
+    ClaimEvent,
+    ClaimManager,
+    ClaimState,
+    IllegalClaimEvent,
+    UnknownClaim,
+)
 from htcpool.schedd.crontab import CronError, CronSchedule
 from htcpool.schedd.errors import (
     MapFileError,
@@ -28,7 +37,8 @@ from htcpool.schedd.transforms import Transform
 from htcpool.schedd.usermap import UserMaps
 
 __all__ = [
-    "TRANSITIONS", "CronError", "CronSchedule", "IllegalTransition", "JobEvent", "JobQueue",
+    "TRANSITIONS", "ClaimEvent", "ClaimManager", "ClaimState", "CronError", "IllegalClaimEvent",
+    "UnknownClaim", "CronSchedule", "IllegalTransition", "JobEvent", "JobQueue",
     "JobStatus", "LogEvent", "MapFileError", "MemoryStore", "NullStore", "PermissionDenied",
     "QueueStore", "ScheddError", "ScheddSettings", "SubmitRejected", "SubmitRequirement",
     "Transform", "UnknownJob", "UserMaps", "format_autoformat", "format_event", "format_history",

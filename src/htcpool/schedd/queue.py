@@ -224,7 +224,10 @@ class JobQueue:
         self._close_suspension(ad, now)
         started = _int(ad, "JobCurrentStartDate")
         wall = max(0, int(now) - started) if started else 0
-        ad["RemoteWallClockTime"] = float(ad.evaluate("RemoteWallClockTime") or 0) + wall
+        previous = ad.evaluate("RemoteWallClockTime")
+        if type(previous) not in (int, float):
+            previous = 0.0  # absent, undefined or not a number: no earlier runs counted
+        ad["RemoteWallClockTime"] = float(previous) + wall
         ad["CumulativeSlotTime"] = _int(ad, "CumulativeSlotTime") + wall
         if committed:
             ad["CommittedTime"] = _int(ad, "CommittedTime") + wall

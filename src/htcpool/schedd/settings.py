@@ -4,7 +4,8 @@
 submit requirements, the job transforms, the ``userMap`` maps, the system
 periodic expressions, the accounting domain of submitter names
 (``ACCOUNTING_DOMAIN``, default ``UID_DOMAIN``; empty: names without a
-domain) and the local time zone used for cron schedules.
+domain), the local time zone used for cron schedules, and the claim knobs
+``ALIVE_INTERVAL`` (default 300 s) and ``MAX_CLAIM_ALIVES_MISSED`` (default 6).
 ``settings_from_config(get, read_file)`` builds it from a reader that answers
 ``get(NAME) -> str | None`` with raw (unexpanded) values where HTCondor wants
 them raw (transform bodies), and ``read_file(path)`` for map files.
@@ -46,6 +47,8 @@ class ScheddSettings:
     accounting_domain: str = ""
     schedd_name: str = "schedd@localhost"
     schedd_address: str = "<127.0.0.1:9618>"
+    alive_interval: int = 300
+    max_claim_alives_missed: int = 6
 
 
 def settings_from_config(get: Callable[[str], str | None],
@@ -79,6 +82,8 @@ def settings_from_config(get: Callable[[str], str | None],
     s.system_periodic_remove = get("SYSTEM_PERIODIC_REMOVE") or ""
     s.system_max_releases = int(get("SYSTEM_MAX_RELEASES") or -1)
     s.schedd_interval = int(get("SCHEDD_INTERVAL") or 300)
+    s.alive_interval = int(get("ALIVE_INTERVAL") or 300)
+    s.max_claim_alives_missed = int(get("MAX_CLAIM_ALIVES_MISSED") or 6)
     domain = get("ACCOUNTING_DOMAIN")
     s.accounting_domain = (domain if domain is not None else get("UID_DOMAIN") or "").strip()
     return s

@@ -122,7 +122,11 @@ def _merge_environment(s: EvalState, *values: Any) -> Any:
 
 
 def _version(v: Any) -> int | None:
-    return v if type(v) is int and v in (1, 2) else None
+    """The arguments syntax asked for: 1 or 2, read as HTCondor reads it, through a 32-bit int."""
+    if type(v) is not int:
+        return None
+    low = v & 0xFFFFFFFF
+    return low if low in (1, 2) else None
 
 
 @builtin("argsToList", 1, 2)

@@ -155,13 +155,16 @@ def _subset(fold: bool) -> Any:
             return True if type(b) is str else ERROR
         if type(a) is not str:
             return ERROR
+        wanted = string_list(a, delims)
+        if a and not wanted:
+            return False  # text made only of separators is not an empty list to HTCondor
         if b is UNDEFINED:
-            return not string_list(a, delims)
+            return not wanted
         if type(b) is not str:
             return ERROR
         norm = ascii_lower if fold else (lambda x: x)
         have = {norm(x) for x in string_list(b, delims)}
-        return all(norm(x) in have for x in string_list(a, delims))
+        return all(norm(x) in have for x in wanted)
 
     return impl
 

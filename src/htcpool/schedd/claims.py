@@ -1,0 +1,382 @@
+"""Claims from the schedd's side: request, activate, reuse, release, keep-alives, leases.
+
+``ClaimManager`` turns matches from the negotiator into claims on slots and
+runs the queue's jobs on them. Every entry point takes ``now`` and returns the
+messages to send to startds (the startd core's ``RequestClaim``,
+``ActivateClaim``, ``DeactivateClaim``, ``ReleaseClaim`` and ``Alive``); job
+state changes go straight to the ``JobQueue``. Each claim's state follows
+``TRANSITIONS[(state, event)]``; a pair missing from it raises
+``IllegalClaimEvent`` naming the event and the state.
+
+Rules the table does not show (schedd-defrag.md §3.2, startd.md §2.10):
+
+* A claim is accepted → Idle, and at once gets a job: the matched job if it
+  is still Idle, else the best Idle job of the **same submitter** whose
+  Requirements hold against the slot ad it was matched with (``next_job``).
+  A job waiting on one claim's activation is never offered to another.
+* When a job exits the claim is deactivated. A reply with ``start`` false
+  (the startd is closing the claim) drops it without a message. Otherwise it
+  is reused, unless the claim is older than the slot ad's ``CLAIM_WORKLIFE``
+  (age from the claim's acceptance; absent, undefined or −1 ⇒ no limit), or
+  no job fits: then it is released, except that a previous job with
+  ``KeepClaimIdle = N`` keeps it Idle for N seconds, offered again on timers.
+* Keep-alives: every claim after acceptance gets ``Alive`` every alive
+  interval: ``ALIVE_INTERVAL``, lowered to ``JobLeaseDuration/3`` (floor 10 s)
+  of any job activated so far, as ``RecomputeAliveInterval`` does.
+* Leases: every message from the startd about a claim renews it. A claim that
+  stays silent past its lease (the job's ``JobLeaseDuration``, else
+  ``MAX_CLAIM_ALIVES_MISSED`` × the alive interval) is dropped without a
+  message (the startd killed it at its own expiry) and its running job goes
+  back to Idle (evicted).
+* Removing a job that holds a claim releases the claim (the startd kills the
+  job, code 1017). A release notice from the startd drops the claim and
+  evicts its job back to Idle.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+from htcpool.classad import ClassAd
+from htcpool.classad.match import requirements_hold
+from htcpool.schedd.errors import ScheddError
+from htcpool.schedd.priority import submitter_of
+from htcpool.schedd.queue import JobQueue
+from htcpool.schedd.states import ACTIVE, JobStatus
+from htcpool.schedd.store import JobId
+from htcpool.startd.messages import (
+    ActivateClaim,
+    ActivateReply,
+    Alive,
+    ClaimReply,
+    DeactivateClaim,
+    DeactivateReply,
+    ReleaseClaim,
+    RequestClaim,
+)
+
+ClaimAction = RequestClaim | ActivateClaim | DeactivateClaim | ReleaseClaim | Alive
+MIN_ALIVE_INTERVAL = 10
+LEASE_EXPIRED_REASON = "Job lease expired: the execute point stopped answering."
+STARTD_RELEASED_REASON = "The execute point released the claim."
+
+
+class ClaimState(Enum):
+    REQUESTED = "Requested"        # REQUEST_CLAIM sent, no reply yet
+    IDLE = "Idle"                  # claimed, no job on it
+    ACTIVATING = "Activating"      # ACTIVATE_CLAIM sent with a job
+    BUSY = "Busy"                  # the job runs
+    DEACTIVATING = "Deactivating"  # the job exited, DEACTIVATE_CLAIM sent
+    RELEASED = "Released"          # gone (released, refused, closed or lost)
+
+
+class ClaimEvent(Enum):
+    CLAIM_ACCEPTED = "accept the claim of"
+    CLAIM_REFUSED = "refuse the claim of"
+    ACTIVATE = "activate"
+    ACTIVATE_ACCEPTED = "accept the activation of"
+    ACTIVATE_REFUSED = "refuse the activation of"
+    JOB_EXITED = "end the job of"
+    DEACTIVATED = "finish deactivating"
+    CLAIM_CLOSING = "close"
+    RELEASE = "release"
+    JOB_REMOVED = "remove the job of"
+    LEASE_EXPIRED = "expire the lease of"
+    STARTD_RELEASED = "have the startd release"
+
+
+class IllegalClaimEvent(ScheddError):
+    def __init__(self, event: ClaimEvent, state: ClaimState) -> None:
+        super().__init__(f"cannot {event.value} a claim that is {state.value}")
+        self.event = event
+        self.state = state
+
+
+class UnknownClaim(ScheddError, KeyError):
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else "unknown claim"
+
+
+S, E = ClaimState, ClaimEvent
+_LOST = {E.LEASE_EXPIRED: S.RELEASED, E.STARTD_RELEASED: S.RELEASED, E.RELEASE: S.RELEASED}
+TRANSITIONS: dict[tuple[ClaimState, ClaimEvent], ClaimState] = {
+    (S.REQUESTED, E.CLAIM_ACCEPTED): S.IDLE,
+    (S.REQUESTED, E.CLAIM_REFUSED): S.RELEASED,
+    (S.REQUESTED, E.JOB_REMOVED): S.REQUESTED,
+    (S.REQUESTED, E.LEASE_EXPIRED): S.RELEASED,
+    (S.IDLE, E.ACTIVATE): S.ACTIVATING,
+    (S.ACTIVATING, E.ACTIVATE_ACCEPTED): S.BUSY,
+    (S.ACTIVATING, E.ACTIVATE_REFUSED): S.RELEASED,
+    (S.ACTIVATING, E.JOB_REMOVED): S.RELEASED,
+    (S.BUSY, E.JOB_EXITED): S.DEACTIVATING,
+    (S.BUSY, E.JOB_REMOVED): S.RELEASED,
+    (S.DEACTIVATING, E.DEACTIVATED): S.IDLE,
+    (S.DEACTIVATING, E.CLAIM_CLOSING): S.RELEASED,
+    **{(state, event): target for state in (S.IDLE, S.ACTIVATING, S.BUSY, S.DEACTIVATING)
+       for event, target in _LOST.items()},
+}
+del S, E
+
+
+def next_claim_state(state: ClaimState, event: ClaimEvent) -> ClaimState:
+    try:
+        return TRANSITIONS[(state, event)]
+    except KeyError:
+        raise IllegalClaimEvent(event, state) from None
+
+
+@dataclass
+class Claim:
+    """One claim as the schedd holds it (a row of ``ClaimManager.claims``)."""
+
+    claim_id: str
+    slot_ad: ClassAd
+    submitter: str
+    job: JobId | None
+    state: ClaimState = ClaimState.REQUESTED
+    requested_at: float = 0.0
+    claimed_at: float | None = None
+    activations: int = 0
+    last_heard: float = 0.0
+    lease: float = 0.0
+    next_alive: float | None = None
+    keep_idle_until: float | None = None
+
+
+def claim_worklife(slot_ad: ClassAd) -> float | None:
+    """The slot ad's ``CLAIM_WORKLIFE`` in seconds; None (no limit) when absent, undefined or −1."""
+    value = slot_ad.evaluate("CLAIM_WORKLIFE") if "CLAIM_WORKLIFE" in slot_ad else None
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        return None
+    return float(value)
+
+
+def _seconds(ad: ClassAd, attr: str) -> float | None:
+    value = ad.evaluate(attr) if attr in ad else None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
+
+
+class ClaimManager:
+    def __init__(self, queue: JobQueue) -> None:
+        self.queue = queue
+        self.settings = queue.settings
+        self.claims: dict[str, Claim] = {}
+        self.alive_interval = float(max(MIN_ALIVE_INTERVAL, self.settings.alive_interval))
+
+    # -- the table
+    def state(self, claim_id: str) -> ClaimState:
+        return self.claim(claim_id).state
+
+    def table(self) -> dict[str, tuple[ClaimState, JobId | None]]:
+        """Every held claim: its state and the job on it."""
+        return {cid: (c.state, c.job) for cid, c in self.claims.items()}
+
+    def claim(self, claim_id: str) -> Claim:
+        try:
+            return self.claims[claim_id]
+        except KeyError:
+            raise UnknownClaim(f"claim {claim_id} is not held by this schedd") from None
+
+    def _move(self, claim: Claim, event: ClaimEvent) -> None:
+        claim.state = next_claim_state(claim.state, event)
+        if claim.state is ClaimState.RELEASED:
+            del self.claims[claim.claim_id]
+
+    def _heard(self, claim: Claim, now: float) -> None:
+        claim.last_heard = now
+
+    def _default_lease(self) -> float:
+        return self.settings.max_claim_alives_missed * self.alive_interval
+
+    def _reserved(self) -> set[JobId]:
+        return {c.job for c in self.claims.values()
+                if c.job is not None and c.state in (ClaimState.ACTIVATING, ClaimState.BUSY)}
+
+    # -- from the negotiator
+    def match(self, slot_ad: ClassAd, claim_id: str, job_id: JobId, now: float) -> list[ClaimAction]:
+        """The negotiator matched ``job_id`` to the slot: ask the startd for the claim."""
+        if claim_id in self.claims:
+            raise ScheddError(f"claim {claim_id} is already held")
+        job = self.queue.job(job_id)
+        submitter = submitter_of(job, self.settings.accounting_domain)
+        self.claims[claim_id] = Claim(claim_id, slot_ad, submitter, job_id, requested_at=now,
+                                      last_heard=now, lease=self._lease_for(job))
+        return [RequestClaim(claim_id, job, self.settings.schedd_name, self.alive_interval)]
+
+    # -- replies and notices from the startd
+    def claim_reply(self, reply: ClaimReply, now: float) -> list[ClaimAction]:
+        claim = self.claim(reply.claim_id)
+        self._heard(claim, now)
+        if not reply.accepted:
+            self._move(claim, ClaimEvent.CLAIM_REFUSED)
+            return []
+        self._move(claim, ClaimEvent.CLAIM_ACCEPTED)
+        claim.claimed_at = now
+        claim.next_alive = now + self.alive_interval
+        return self._place_job(claim, now)
+
+    def activate_reply(self, reply: ActivateReply, now: float) -> list[ClaimAction]:
+        claim = self.claim(reply.claim_id)
+        self._heard(claim, now)
+        if not reply.accepted:
+            self._move(claim, ClaimEvent.ACTIVATE_REFUSED)
+            return [ReleaseClaim(claim.claim_id)]
+        self._move(claim, ClaimEvent.ACTIVATE_ACCEPTED)
+        assert claim.job is not None
+        claim.activations += 1
+        name = str(claim.slot_ad.evaluate("Name")) if "Name" in claim.slot_ad else ""
+        self.queue.start(claim.job, now, slot_name=name)
+        return []
+
+    def job_exited(self, claim_id: str, now: float, exit_code: int | None = 0,
+                   exit_signal: int | None = None) -> list[ClaimAction]:
+        """The job on the claim exited: the queue applies its exit policy; the claim is deactivated."""
+        claim = self.claim(claim_id)
+        self._heard(claim, now)
+        self._move(claim, ClaimEvent.JOB_EXITED)
+        assert claim.job is not None
+        job = self.queue.job(claim.job)
+        keep = _seconds(job, "KeepClaimIdle")
+        claim.keep_idle_until = now + keep if keep is not None and keep > 0 else None
+        self.queue.finish(claim.job, now, exit_code, exit_signal)
+        claim.job = None
+        return [DeactivateClaim(claim_id)]
+
+    def deactivate_reply(self, reply: DeactivateReply, now: float) -> list[ClaimAction]:
+        claim = self.claim(reply.claim_id)
+        self._heard(claim, now)
+        if not reply.start:
+            self._move(claim, ClaimEvent.CLAIM_CLOSING)
+            return []
+        self._move(claim, ClaimEvent.DEACTIVATED)
+        return self._place_job(claim, now)
+
+    def alive(self, message: Alive, now: float) -> list[ClaimAction]:
+        """The startd's keep-alive for a claim: renews the lease."""
+        self._heard(self.claim(message.claim_id), now)
+        return []
+
+    def startd_released(self, claim_id: str, now: float) -> list[ClaimAction]:
+        """The startd says the claim is gone: a running job goes back to Idle."""
+        claim = self.claim(claim_id)
+        self._move(claim, ClaimEvent.STARTD_RELEASED)
+        self._evict(claim, now, STARTD_RELEASED_REASON)
+        return []
+
+    # -- the schedd's own decisions
+    def release(self, claim_id: str, now: float) -> list[ClaimAction]:
+        """Give the claim up (an Idle claim, or the schedd shutting down)."""
+        claim = self.claim(claim_id)
+        self._move(claim, ClaimEvent.RELEASE)
+        self._evict(claim, now, "The schedd released the claim.")
+        return [ReleaseClaim(claim_id)]
+
+    def remove_job(self, job_id: JobId, user: str | None, now: float, reason: str = "") -> list[ClaimAction]:
+        """condor_rm through the claims: the job leaves the queue and its claim is released."""
+        self.queue.remove(job_id, user, now, reason)
+        for claim in list(self.claims.values()):
+            if claim.job == job_id:
+                self._move(claim, ClaimEvent.JOB_REMOVED)
+                claim.job = None
+                if claim.state is ClaimState.RELEASED:
+                    return [ReleaseClaim(claim.claim_id)]
+        return []
+
+    def _lease_for(self, job: ClassAd) -> float:
+        lease = _seconds(job, "JobLeaseDuration")
+        return lease if lease is not None and lease > 0 else self._default_lease()
+
+    def _evict(self, claim: Claim, now: float, reason: str) -> None:
+        if claim.job is not None and claim.job in self.queue.jobs \
+                and self.queue.status(claim.job) in ACTIVE:
+            self.queue.vacate(claim.job, None, now, reason)
+        claim.job = None
+
+    def _can_use(self, claim: Claim, job_id: JobId, reserved: set[JobId], now: float) -> bool:
+        if job_id in reserved or job_id not in self.queue.jobs:
+            return False
+        job = self.queue.jobs[job_id]
+        if self.queue.status(job_id) != JobStatus.IDLE:
+            return False
+        return requirements_hold(job, claim.slot_ad, self.queue.context(now))
+
+    def _worklife_expired(self, claim: Claim, now: float) -> bool:
+        worklife = claim_worklife(claim.slot_ad)
+        if worklife is None or claim.activations == 0 or claim.claimed_at is None:
+            return False
+        return now - claim.claimed_at > worklife
+
+    def _place_job(self, claim: Claim, now: float) -> list[ClaimAction]:
+        """An Idle claim: activate it with a job of its submitter, keep it idle, or release it."""
+        if self._worklife_expired(claim, now):
+            return self.release(claim.claim_id, now)
+        wanted, claim.job = claim.job, None
+        reserved = self._reserved()
+        job_id: JobId | None = None
+        if wanted is not None and self._can_use(claim, wanted, reserved, now):
+            job_id = wanted
+        else:
+            job_id = self.queue.next_job(
+                claim.submitter, lambda ad: self._can_use(claim, _job_id(ad), reserved, now))
+        if job_id is None:
+            if claim.keep_idle_until is not None and now < claim.keep_idle_until:
+                return []
+            return self.release(claim.claim_id, now)
+        self._move(claim, ClaimEvent.ACTIVATE)
+        claim.job = job_id
+        claim.keep_idle_until = None
+        job = self.queue.job(job_id)
+        claim.lease = self._lease_for(job)
+        lease = _seconds(job, "JobLeaseDuration")
+        if lease is not None and lease > 0:
+            lowered = max(MIN_ALIVE_INTERVAL, min(self.alive_interval, lease / 3))
+            self.alive_interval = float(lowered)
+        return [ActivateClaim(claim.claim_id, job)]
+
+    # -- timers
+    def next_deadline(self) -> float | None:
+        """The earliest keep-alive, lease expiry or end of a kept-idle claim; None without claims."""
+        times: list[float] = []
+        for claim in self.claims.values():
+            times.append(claim.last_heard + claim.lease)
+            if claim.next_alive is not None:
+                times.append(claim.next_alive)
+            if claim.state is ClaimState.IDLE and claim.keep_idle_until is not None:
+                times.append(claim.keep_idle_until)
+        return min(times, default=None)
+
+    def handle_timer(self, now: float) -> list[ClaimAction]:
+        actions: list[ClaimAction] = []
+        for claim in list(self.claims.values()):
+            if now >= claim.last_heard + claim.lease:
+                self._move(claim, ClaimEvent.LEASE_EXPIRED)
+                self._evict(claim, now, LEASE_EXPIRED_REASON)
+                continue
+            if claim.state is ClaimState.IDLE:
+                actions.extend(self._place_job(claim, now))
+                if claim.claim_id not in self.claims:
+                    continue
+            if claim.next_alive is not None and now >= claim.next_alive:
+                actions.append(Alive(claim.claim_id))
+                claim.next_alive = now + self.alive_interval
+        return actions
+
+
+def _job_id(ad: ClassAd) -> JobId:
+    return int(ad.evaluate("ClusterId")), int(ad.evaluate("ProcId"))
+
+
+def diagram() -> str:
+    """The claim table as Graphviz text."""
+    lines = ["digraph schedd_claims {"]
+    for (state, event), target in TRANSITIONS.items():
+        lines.append(f'  "{state.value}" -> "{target.value}" [label="{event.name.lower()}"];')
+    lines.append("}")
+    return "\n".join(lines)
+
+
+__all__ = ["TRANSITIONS", "Claim", "ClaimEvent", "ClaimManager", "ClaimState", "IllegalClaimEvent",
+           "UnknownClaim", "claim_worklife", "diagram", "next_claim_state"]
