@@ -26,7 +26,7 @@ JOB = """[
 def machine_text(i: int, rng: random.Random) -> str:
     return f"""[
     MyType = "Machine"; Name = "slot1@node{i}.example.org"; Arch = "X86_64";
-    OpSys = "{rng.choice(['LINUX', 'LINUX', 'LINUX', 'WINDOWS'])}";
+    OpSys = "{rng.choice(["LINUX", "LINUX", "LINUX", "WINDOWS"])}";
     Cpus = {rng.choice([1, 2, 4, 8])}; Memory = {rng.choice([1024, 2048, 4096, 8192])};
     Disk = {rng.randrange(50000, 5000000)}; Mips = {rng.randrange(10000, 30000)};
     HasFileTransfer = true; KeyboardIdle = {rng.randrange(0, 10000)}; LoadAvg = {rng.random():.3f};
@@ -53,7 +53,7 @@ def main() -> None:
     import classad2
     import htcondor2  # noqa: F401 - HTCondor's default (old-ClassAd) semantics, as the daemons run
 
-    from htcpool.classad import ClassAd, ExprTree
+    from htcpool.classad import ClassAd, ExprTree, parseAds
     from htcpool.classad.parser import parse_expression
 
     rng = random.Random(42)
@@ -75,6 +75,11 @@ def main() -> None:
     ours = _time(lambda: [ClassAd(t) for t in sample], repeat=1)
     ref = _time(lambda: [classad2.ClassAd(t) for t in sample], repeat=1)
     _row("parse machine ad (14 attributes)", ours, ref, len(sample))
+    # the same ads in the old form, ``Name = expr`` lines as ``condor_status -l`` prints them
+    old_text = "\n\n".join(classad2.ClassAd(t).printOld() for t in sample)
+    ours = _time(lambda: list(parseAds(old_text)), repeat=1)
+    ref = _time(lambda: list(classad2.parseAds(old_text)), repeat=1)
+    _row("parseAds machine ads, old form", ours, ref, len(sample))
 
     our_job, ref_job = ClassAd(JOB), classad2.ClassAd(JOB)
     our_machines = [ClassAd(t) for t in machines_text]

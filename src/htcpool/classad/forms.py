@@ -12,7 +12,7 @@ import enum
 import re
 from collections.abc import Iterator
 
-from htcpool.classad.adscan import parse_new_ads
+from htcpool.classad.adscan import literal_node, parse_new_ads
 from htcpool.classad.classad import ClassAd
 from htcpool.classad.errors import ClassAdParseError
 from htcpool.classad.lexer import read_quoted
@@ -33,6 +33,8 @@ _OLD_LINE = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_.]*)\s*=(.*)$", re.S)
 
 def old_to_new_escapes(text: str) -> str:
     """Rewrite old-ClassAd string escaping (backslash literal unless before a quote) as new."""
+    if "\\" not in text:  # nothing to rewrite (the usual case)
+        return text
     out: list[str] = []
     in_string = False
     i = 0
@@ -77,9 +79,13 @@ def parse_old_ad(lines: list[tuple[int, str]], text: str, source: str = "") -> C
         m = _OLD_LINE.match(line)
         if not m:
             raise ClassAdParseError("expected 'Name = expression'", text, offset, source)
-        name, expr_text = m.group(1), m.group(2)
+        name, expr_text = m.group(1), m.group(2).strip()
+        node = literal_node(expr_text)  # a plain literal, without tokenizing
+        if node is not None:
+            ad.insert_node(name, node)
+            continue
         try:
-            node = parse_expression(old_to_new_escapes(expr_text.strip()))
+            node = parse_expression(old_to_new_escapes(expr_text))
         except ClassAdParseError as e:
             raise ClassAdParseError(
                 f"in the value of {name}: {e.reason}", text, offset + m.start(2) + e.pos, source
@@ -104,12 +110,14 @@ def _old_blocks(text: str) -> Iterator[list[tuple[int, str]]]:
         yield block
 
 
-def parse_ads(text: str, parser: ParserType = ParserType.Auto, source: str = "") -> Iterator[ClassAd]:
+def parse_ads(
+    text: str, parser: ParserType = ParserType.Auto, source: str = ""
+) -> Iterator[ClassAd]:
     """Each ad in ``text``, in order."""
     new = _is_new(text) if parser is ParserType.Auto else parser is ParserType.New
     if new:
-        for node in parse_new_ads(text):
-            yield ClassAd._from_tables(dict(node.exprs), dict(node.names))
+        for node in parse_new_ads(text):  # fresh tables, owned by nothing else
+            yield ClassAd._from_tables(node.exprs, node.names)
         return
     for block in _old_blocks(text):
         yield parse_old_ad(block, text, source)
