@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from htcpool.classad.builtins.env import quote_v2
 from htcpool.submit import MemoryFileSystem, SubmitFileError, SubmitHost, submit_description
-from htcpool.submit.argsenv import arguments_attribute, parse_environment, quote_word
+from htcpool.submit.argsenv import arguments_attribute, parse_environment
 from htcpool.submit.hash import SubmitHash
 from htcpool.submit.macros import MacroError
 from htcpool.submit.resources import scaled_request
@@ -58,7 +59,7 @@ def test_arguments_and_environment_syntaxes() -> None:
     assert arguments_attribute(None) == ("Arguments", "")
     assert parse_environment("A=1;B=x y") == {"A": "1", "B": "x y"}
     assert parse_environment("\"A=1 B='x y' C=''\"") == {"A": "1", "B": "x y", "C": ""}
-    assert quote_word("it's") == "it''''s"
+    assert quote_v2("it's") == "it''''s"
 
 
 def test_queue_forms(host: SubmitHost, fs: MemoryFileSystem) -> None:

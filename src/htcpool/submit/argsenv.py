@@ -16,6 +16,7 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Mapping
 
+from htcpool.classad.builtins.env import quote_v2
 from htcpool.submit.errors import SubmitError
 
 
@@ -73,28 +74,8 @@ def split_v2(value: str) -> list[str]:
     return words
 
 
-def quote_word(word: str) -> str:
-    """One word in V2 form: special characters wrapped in single quotes, runs merged."""
-    if not word:
-        return "''"
-    out: list[str] = []
-    for c in word:
-        if c in " \t\n\r'":
-            if out and out[-1] == "'":
-                out.pop()
-            else:
-                out.append("'")
-            if c == "'":
-                out.append("'")
-            out.append(c)
-            out.append("'")
-        else:
-            out.append(c)
-    return "".join(out)
-
-
 def join_v2(words: list[str]) -> str:
-    return " ".join(quote_word(w) for w in words)
+    return " ".join(quote_v2(w) for w in words)
 
 
 def arguments_attribute(value: str | None) -> tuple[str, str]:
@@ -138,4 +119,4 @@ def getenv_entries(value: str, environ: Mapping[str, str]) -> dict[str, str]:
 
 
 def environment_attribute(env: Mapping[str, str]) -> str:
-    return " ".join(quote_word(f"{k}={env[k]}") for k in sorted(env))
+    return " ".join(quote_v2(f"{k}={env[k]}") for k in sorted(env))

@@ -63,6 +63,9 @@ def split_v2(text: str) -> list[str] | None:
 
 
 def quote_v2(item: str) -> str:
+    """One word in the V2 arguments/environment syntax: runs of white space and single quotes
+    wrapped in single quotes (a quote doubled), the empty word as ``''``. condor_submit writes
+    Arguments and Environment with it too."""
     if not item:
         return "''"
     out: list[str] = []
