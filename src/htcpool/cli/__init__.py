@@ -12,10 +12,16 @@ import importlib
 import sys
 
 COMMANDS: dict[str, tuple[str, str]] = {
-    "demo": ("htcpool.cli.demo", "Show a job ad matched against three machine ads"),
+    "demo": ("htcpool.cli.demo", "Run the personal-pool demonstration (the README's first command)"),
     "classad": ("htcpool.cli.classad_tool", "Evaluate ClassAd expressions and match ads"),
     "config_val": ("htcpool.cli.config_val", "Query the configuration (condor_config_val)"),
-    "submit": ("htcpool.cli.submit", "Turn a submit description into jobs (condor_submit)"),
+    "up": ("htcpool.cli.pool:up", "Start a personal pool"),
+    "down": ("htcpool.cli.pool:down", "Stop the personal pool"),
+    "on": ("htcpool.cli.pool:on", "Start daemons (condor_on)"),
+    "off": ("htcpool.cli.pool:off", "Stop daemons (condor_off)"),
+    "restart": ("htcpool.cli.pool:restart", "Restart daemons (condor_restart)"),
+    "reconfig": ("htcpool.cli.pool:reconfig", "Re-read the configuration (condor_reconfig)"),
+    "submit": ("htcpool.cli.submit", "Submit jobs, or print their ads with -dry-run (condor_submit)"),
 }
 
 
@@ -35,6 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     if entry is None:
         print(f"htcpool: unknown command {name!r}\n\n{_usage()}", file=sys.stderr)
         return 2
-    module = importlib.import_module(entry[0])
-    status: int = module.main(rest)
+    module_name, _, function = entry[0].partition(":")
+    module = importlib.import_module(module_name)
+    status: int = getattr(module, function or "main")(rest)
     return status

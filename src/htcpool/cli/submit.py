@@ -63,6 +63,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="add a submit command before the queue statement")
     p.add_argument("-queue", dest="queue", metavar="ARGS", help="queue statement replacing the file's")
     p.add_argument("-batch-name", dest="batch_name", metavar="NAME", help="set batch_name")
+    p.add_argument("-terse", dest="terse", action="store_true", help="print only the job ids")
     p.add_argument("args", nargs="*", help="submit file ('-' for standard input) and name=value pairs")
     return p
 
@@ -82,10 +83,6 @@ def main(argv: list[str]) -> int:
     except OSError as e:
         print(f"ERROR: Failed to open command file ({e.strerror})", file=sys.stderr)
         return 1
-    if options.dry_run is None:
-        print("ERROR: htcpool submit cannot reach a schedd yet; use -dry-run to see the job ads",
-              file=sys.stderr)
-        return 1
     try:
         result = submit_description(text, file="" if name == "-" else name, host=local_host(),
                                     fs=DiskFileSystem(), extra_commands=extra,
@@ -95,9 +92,39 @@ def main(argv: list[str]) -> int:
         return 1
     for warning in result.warnings:
         print(f"WARNING: {warning}", file=sys.stderr)
+    if options.dry_run is None:
+        return _submit_to_schedd(result.jobs, options.terse)
     listing = format_dry_run(result.jobs, result.cluster_id)
     if options.dry_run == "-":
         sys.stdout.write(listing)
     else:
         Path(options.dry_run).write_text(listing)
+    return 0
+
+
+def _submit_to_schedd(jobs: list, terse: bool) -> int:
+    """Send the cluster to the pool's schedd and print what condor_submit prints."""
+    from htcpool.protocol import Submit
+    from htcpool.runtime.http import RequestRefused
+    from htcpool.runtime.pool import PoolClient, PoolNotRunning, local_layout
+
+    if not jobs:
+        print("ERROR: no jobs queued", file=sys.stderr)
+        return 1
+    try:
+        client = PoolClient(local_layout())
+        if not terse:
+            print("Submitting job(s)" + "." * len(jobs))
+        reply = client.send("schedd", Submit(getpass.getuser(), tuple(jobs)))
+    except (PoolNotRunning, RequestRefused) as e:
+        print(f"\nERROR: Failed submitting the job(s): {e}", file=sys.stderr)
+        return 1
+    for warning in reply.warnings:
+        print(f"WARNING: {warning}", file=sys.stderr)
+    if terse:
+        last = reply.count - 1
+        print(f"{reply.cluster}.0 - {reply.cluster}.{last}")
+    else:
+        print(f"{reply.count} job(s) submitted to cluster {reply.cluster}.")
+        print(f"To monitor your job(s), run: htcpool watch_q -clusters {reply.cluster}")
     return 0

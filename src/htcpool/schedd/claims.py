@@ -206,6 +206,19 @@ class ClaimManager:
                                       last_heard=now, lease=self._lease_for(job))
         return [RequestClaim(claim_id, job, self.settings.schedd_name, self.alive_interval)]
 
+    def adopt(self, slot_ad: ClassAd, claim_id: str, job_id: JobId, now: float) -> None:
+        """Take back a claim whose job still runs (a restarted schedd reconnecting to it).
+
+        The claim is Busy with ``job_id``; its lease and keep-alives start again now.
+        """
+        if claim_id in self.claims:
+            raise ScheddError(f"claim {claim_id} is already held")
+        job = self.queue.job(job_id)
+        submitter = submitter_of(job, self.settings.accounting_domain)
+        self.claims[claim_id] = Claim(claim_id, slot_ad, submitter, job_id, state=ClaimState.BUSY,
+                                      requested_at=now, claimed_at=now, activations=1, last_heard=now,
+                                      lease=self._lease_for(job), next_alive=now)
+
     # -- replies and notices from the startd
     def claim_reply(self, reply: ClaimReply, now: float) -> list[ClaimAction]:
         claim = self.claim(reply.claim_id)
@@ -228,7 +241,8 @@ class ClaimManager:
         assert claim.job is not None
         claim.activations += 1
         name = str(claim.slot_ad.evaluate("Name")) if "Name" in claim.slot_ad else ""
-        self.queue.start(claim.job, now, slot_name=name)
+        host = claim.slot_ad.evaluate("StartdIpAddr") if "StartdIpAddr" in claim.slot_ad else ""
+        self.queue.start(claim.job, now, host=host if isinstance(host, str) else "", slot_name=name)
         return []
 
     def job_exited(self, claim_id: str, now: float, exit_code: int | None = 0,

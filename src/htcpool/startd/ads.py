@@ -115,6 +115,8 @@ def publish_static(slot: Slot, settings: StartdSettings, inventory: Inventory, t
         ad["PslotRollupInformation"] = True
     for k, v in totals.items():
         ad[k] = v
+    for k, v in settings.machine_attrs.items():
+        ad[k] = v
     publish_resources(ad, slot.resources, slot.provisioned, inventory)
     for attr, node in slot.policy.nodes.items():
         ad.insert_node(attr, node)

@@ -118,6 +118,8 @@ class StartdSettings:
     max_claim_alives_missed: int = 6
     max_draining_activation_delay: float = 20.0
     startd_attrs: tuple[str, ...] = ()
+    #: static machine attributes measured by the driver (Arch, OpSys, CondorVersion, …), in every ad
+    machine_attrs: Mapping[str, object] = field(default_factory=dict)
     slot_startd_attrs: Mapping[int, tuple[str, ...]] = field(default_factory=dict)
     attr_values: Mapping[str, str | None] = field(default_factory=dict)
     slot_attr_values: Mapping[int, Mapping[str, str | None]] = field(default_factory=dict)

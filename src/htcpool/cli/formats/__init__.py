@@ -1,0 +1,1 @@
+"""Pure text formatters for htcpool's HTCondor-compatible tools (placeholder, filled below)."""

@@ -1,0 +1,92 @@
+"""``htcpool up``, ``down``, ``on``, ``off``, ``restart``, ``reconfig``: the pool's life.
+
+    htcpool up [--foreground] [--local-dir DIR]   start a personal pool (default ~/.htcpool)
+    htcpool down [-fast|-peaceful]                stop it
+    htcpool off|on|restart|reconfig [-fast|-peaceful] [-daemon NAME]...
+
+The pool's local directory is ``--local-dir``, else ``$HTCPOOL_LOCAL_DIR``, else ``~/.htcpool``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from htcpool.protocol import DaemonCommand
+from htcpool.runtime.http import RequestRefused
+from htcpool.runtime.pool import PoolClient, PoolNotRunning, local_layout, start_pool, stop_pool
+
+
+def up(argv: list[str]) -> int:
+    p = argparse.ArgumentParser(prog="htcpool up", description="Start a personal pool.")
+    p.add_argument("--foreground", "-f", action="store_true", help="run the master in this terminal")
+    p.add_argument("--local-dir", help="the pool's local directory")
+    args = p.parse_args(argv)
+    layout = local_layout(args.local_dir)
+    try:
+        pid = start_pool(layout, foreground=args.foreground)
+    except PoolNotRunning as e:
+        print(f"htcpool up: {e}", file=sys.stderr)
+        return 1
+    if args.foreground:
+        return pid
+    print(f"htcpool personal pool running in {layout.root} (master pid {pid})")
+    return 0
+
+
+def _how(args: argparse.Namespace) -> str:
+    return "fast" if args.fast else "peaceful" if args.peaceful else "graceful"
+
+
+def _common(prog: str, description: str) -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=prog, description=description)
+    p.add_argument("-fast", action="store_true", help="stop at once, killing jobs")
+    p.add_argument("-peaceful", action="store_true", help="wait for running jobs to finish")
+    p.add_argument("-graceful", action="store_true", help="vacate jobs, then stop (default)")
+    p.add_argument("--local-dir", help="the pool's local directory")
+    return p
+
+
+def down(argv: list[str]) -> int:
+    args = _common("htcpool down", "Stop the personal pool.").parse_args(argv)
+    layout = local_layout(args.local_dir)
+    if not stop_pool(layout, _how(args)):
+        print(f"htcpool down: no pool is running in {layout.root}", file=sys.stderr)
+        return 1
+    print("htcpool personal pool stopped")
+    return 0
+
+
+def _command(name: str, argv: list[str]) -> int:
+    p = _common(f"htcpool {name}", f"condor_{name}: {name} daemons of the pool.")
+    p.add_argument("-daemon", "-subsystem", action="append", default=[], dest="daemons",
+                   help="a daemon (collector, negotiator, schedd, startd); default: all")
+    p.add_argument("-master", action="store_true", help="the master itself (off: the whole pool)")
+    args = p.parse_args(argv)
+    daemons = tuple(d.lower() for d in args.daemons) + (("master",) if args.master else ())
+    try:
+        client = PoolClient(local_layout(args.local_dir))
+        client.send("master", DaemonCommand(name, _how(args), daemons))
+    except (PoolNotRunning, RequestRefused) as e:
+        print(f"htcpool {name}: {e}", file=sys.stderr)
+        return 1
+    verb = {"off": "Sent \"Kill-All-Daemons\" command", "on": "Sent \"Spawn-All-Daemons\" command",
+            "restart": "Sent \"Restart\" command", "reconfig": "Sent \"Reconfig\" command"}[name]
+    print(f"{verb} to local master")
+    return 0
+
+
+def off(argv: list[str]) -> int:
+    return _command("off", argv)
+
+
+def on(argv: list[str]) -> int:
+    return _command("on", argv)
+
+
+def restart(argv: list[str]) -> int:
+    return _command("restart", argv)
+
+
+def reconfig(argv: list[str]) -> int:
+    return _command("reconfig", argv)

@@ -1,0 +1,298 @@
+"""The collector's ad store: ads by type and name, their lifetimes, and queries over them.
+
+Rules of this module (HTCondor's ``CollectorEngine`` and ``CollectorStats``):
+
+* Ads are filed in one table per type, the type being ``MyType`` compared without case. Within
+  a table the key is ``Name``; ``Submitter`` ads are keyed by ``Name`` and ``ScheddName``, since
+  one user submits through several schedds. ``AdKey`` is ``(type, name, schedd name)``, the
+  type lower-cased and the schedd name empty outside Submitter ads. An ad lacking ``MyType`` or
+  ``Name`` is refused (``CollectorUpdateError``), as HTCondor ignores an ad it cannot key.
+* ``update(ad, now, private)`` stores a copy of the ad, replacing the ad under the same key, and
+  stamps ``LastHeardFrom = int(now)`` (always: the collector's clock, not the sender's, decides
+  an ad's age). ``UpdateSequenceNumber`` is the sending daemon's own counter and is left alone.
+  With daemon statistics on (HTCondor's ``COLLECTOR_DAEMON_STATS``, default on), an ad carrying
+  ``UpdateSequenceNumber`` and ``DaemonStartTime`` also gets ``UpdatesTotal`` (updates received
+  for this key), ``UpdatesSequenced`` (updates whose fate is known: the received ones after the
+  first, plus the ones found missing) and ``UpdatesLost`` (gaps in the sequence while
+  ``DaemonStartTime`` stays the same). HTCondor counts a detected loss as an extra update
+  received and keeps a daemon's counts after its ad has gone; here the counts are exactly the
+  documented ones and live as long as the ad.
+* A private ad (the startd's claim ids) is kept beside the public one under the same key, with
+  ``MyType``, ``Name`` and ``MyAddress`` copied from the public ad; an update without one keeps
+  the private ad already there. It leaves the store with its public ad, and only a query with
+  ``include_private`` sees it.
+* An ad expires when ``int(now) − LastHeardFrom > lifetime``, the lifetime being the ad's own
+  ``ClassAdLifetime`` when that is a number, else the store's default (``CLASSAD_LIFETIME``,
+  900 s). ``next_deadline()`` is the first whole second at which ``expire(now)`` drops
+  something, so a driver that sleeps until then never wakes for nothing.
+* ``invalidate`` removes ads of one type (or ``Any``) by name, by constraint, or both.
+* ``query`` returns copies in a stable order: by type, then ``Name``, then ``ScheddName``. The
+  constraint, projection and private merge are described in ``query``.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from htcpool.classad import ClassAd, ClassAdError, EvalContext, fixed_clock
+from htcpool.collector.errors import CollectorUpdateError, CollectorUsageError
+from htcpool.collector.query import compile_constraint, project, projection_keys, with_private
+
+#: HTCondor's default ``CLASSAD_LIFETIME``, in seconds
+DEFAULT_CLASSAD_LIFETIME = 900
+#: the pseudo-type of queries over every table
+ANY_TYPE = "any"
+
+AdKey = tuple[str, str, str]  # (lower-cased MyType, Name, ScheddName or "")
+
+
+@dataclass(slots=True)
+class _Entry:
+    ad: ClassAd
+    private: ClassAd | None
+    deadline: int  # the first whole second at which the ad counts as expired
+    serial: int  # which heap entry is current
+    updates_total: int = 0
+    updates_sequenced: int = 0
+    updates_lost: int = 0
+
+
+def _text(ad: ClassAd, attr: str) -> str | None:
+    try:
+        value = ad.evaluate(attr)
+    except ClassAdError:
+        return None
+    return value if type(value) is str else None
+
+
+def _integer(ad: ClassAd, attr: str) -> int | None:
+    try:
+        value = ad.evaluate(attr)
+    except ClassAdError:
+        return None
+    if type(value) is int:
+        return value
+    if type(value) is float and math.isfinite(value):
+        return int(value)
+    return None
+
+
+def ad_key(ad: ClassAd) -> AdKey:
+    """The key ``ad`` is filed under; ``CollectorUpdateError`` when it lacks MyType or Name."""
+    my_type, name = _text(ad, "MyType"), _text(ad, "Name")
+    if not my_type or name is None:
+        missing = "MyType" if not my_type else "Name"
+        raise CollectorUpdateError(f"cannot store an ad without a {missing} string")
+    kind = my_type.lower()
+    schedd = (_text(ad, "ScheddName") or "") if kind == "submitter" else ""
+    return (kind, name, schedd)
+
+
+class AdStore:
+    """Every ad the collector holds. All times are passed in; nothing here reads a clock."""
+
+    def __init__(
+        self, default_lifetime: float = DEFAULT_CLASSAD_LIFETIME, *, daemon_stats: bool = True
+    ) -> None:
+        self.default_lifetime = default_lifetime
+        self.daemon_stats = daemon_stats
+        self._tables: dict[str, dict[AdKey, _Entry]] = {}
+        self._order: dict[str, list[AdKey]] = {}  # sorted keys per table, dropped on change
+        self._heap: list[tuple[int, int, AdKey]] = []
+        self._serial = 0
+        self._count = 0
+        self._now = 0.0  # the latest time given to any call, for invalidate's clock
+
+    # ------------------------------------------------------------------ updates
+    def update(self, ad: ClassAd, now: float, private: ClassAd | None = None) -> AdKey:
+        """Store ``ad`` (and its private part) under its key; returns the key."""
+        key = ad_key(ad)
+        self._now = max(self._now, now)
+        stored = ad.copy()
+        heard = int(now)
+        stored["LastHeardFrom"] = heard
+        table = self._tables.setdefault(key[0], {})
+        old = table.get(key)
+        lifetime = _integer(stored, "ClassAdLifetime")
+        if lifetime is None:
+            lifetime = math.floor(self.default_lifetime)
+        self._serial += 1
+        entry = _Entry(stored, old.private if old else None, heard + lifetime + 1, self._serial)
+        if private is not None:
+            entry.private = private.copy()
+            for attr in ("MyType", "Name", "MyAddress"):
+                if attr in stored:
+                    entry.private.insert_node(attr, stored._exprs[attr.lower()])
+        if self.daemon_stats:
+            self._count_update(entry, old)
+        if old is None:
+            self._count += 1
+            self._order.pop(key[0], None)
+        table[key] = entry
+        heapq.heappush(self._heap, (entry.deadline, entry.serial, key))
+        if len(self._heap) > 2 * self._count + 64:
+            self._compact()
+        return key
+
+    def _count_update(self, entry: _Entry, old: _Entry | None) -> None:
+        ad = entry.ad
+        sequence, started = _integer(ad, "UpdateSequenceNumber"), _integer(ad, "DaemonStartTime")
+        if sequence is None or started is None:
+            return
+        if old is not None:
+            entry.updates_total = old.updates_total
+            entry.updates_sequenced = old.updates_sequenced
+            entry.updates_lost = old.updates_lost
+            old_sequence = _integer(old.ad, "UpdateSequenceNumber")
+            old_started = _integer(old.ad, "DaemonStartTime")
+            if old_sequence is not None and old_started is not None:
+                lost = 0
+                if started == old_started and sequence > old_sequence + 1:
+                    lost = sequence - old_sequence - 1
+                entry.updates_sequenced += 1 + lost
+                entry.updates_lost += lost
+        entry.updates_total += 1
+        ad["UpdatesTotal"] = entry.updates_total
+        ad["UpdatesSequenced"] = entry.updates_sequenced
+        ad["UpdatesLost"] = entry.updates_lost
+
+    def _remove(self, key: AdKey) -> None:
+        table = self._tables[key[0]]
+        del table[key]
+        if not table:
+            del self._tables[key[0]]
+        self._order.pop(key[0], None)
+        self._count -= 1
+
+    def _compact(self) -> None:
+        self._heap = [
+            (e.deadline, e.serial, k) for t in self._tables.values() for k, e in t.items()
+        ]
+        heapq.heapify(self._heap)
+
+    # ------------------------------------------------------------------ removal
+    def invalidate(
+        self,
+        my_type: str,
+        name: str | None = None,
+        constraint: str | None = None,
+        *,
+        now: float | None = None,
+    ) -> int:
+        """Remove the ads of ``my_type`` (or ``Any``) with this ``Name`` and/or satisfying
+        ``constraint``; returns how many went. Naming neither is a ``CollectorUsageError``.
+        The constraint's clock reads ``now``, or else the latest time the store was given."""
+        expr = compile_constraint(constraint)
+        if name is None and expr is None:
+            raise CollectorUsageError("invalidate needs a name or a constraint")
+        context = EvalContext(clock=fixed_clock(self._now if now is None else now))
+        doomed = [
+            key
+            for key, entry in self._entries(my_type)
+            if (name is None or key[1] == name) and (expr is None or expr(entry.ad, context))
+        ]
+        for key in doomed:
+            self._remove(key)
+        return len(doomed)
+
+    def expire(self, now: float) -> list[AdKey]:
+        """Drop every ad older than its lifetime; returns their keys, earliest deadline first."""
+        self._now = max(self._now, now)
+        gone: list[AdKey] = []
+        heap = self._heap
+        while heap and heap[0][0] <= now:
+            _, serial, key = heapq.heappop(heap)
+            entry = self._tables.get(key[0], {}).get(key)
+            if entry is not None and entry.serial == serial:
+                self._remove(key)
+                gone.append(key)
+        return gone
+
+    def next_deadline(self) -> float | None:
+        """When ``expire`` will next drop an ad, or None when the store is empty."""
+        heap = self._heap
+        while heap:
+            deadline, serial, key = heap[0]
+            entry = self._tables.get(key[0], {}).get(key)
+            if entry is not None and entry.serial == serial:
+                return float(deadline)
+            heapq.heappop(heap)
+        return None
+
+    # ------------------------------------------------------------------ reading
+    def _entries(self, my_type: str) -> Iterator[tuple[AdKey, _Entry]]:
+        if not isinstance(my_type, str) or not my_type:
+            raise CollectorUsageError(f"an ad type is a non-empty string, not {my_type!r}")
+        kind = my_type.lower()
+        kinds = sorted(self._tables) if kind == ANY_TYPE else [kind]
+        for k in kinds:
+            table = self._tables.get(k)
+            if not table:
+                continue
+            order = self._order.get(k)
+            if order is None:
+                order = self._order[k] = sorted(table)
+            for key in order:
+                yield key, table[key]
+
+    def query(
+        self,
+        my_type: str,
+        constraint: str | None = None,
+        projection: Iterable[str] | None = None,
+        *,
+        now: float,
+        include_private: bool = False,
+        limit: int | None = None,
+    ) -> list[ClassAd]:
+        """Copies of the ads of ``my_type`` (``Any``: every type) satisfying ``constraint``.
+
+        ``projection`` keeps only the named attributes; ``include_private`` lays the private
+        ad over the public one (for the negotiator); ``limit`` caps the count (None or a
+        negative number: no cap). The constraint is evaluated with the clock at ``now``.
+        """
+        expr = compile_constraint(constraint)
+        keys = projection_keys(projection)
+        self._now = max(self._now, now)
+        context = EvalContext(clock=fixed_clock(now))
+        out: list[ClassAd] = []
+        if limit is not None and limit == 0:
+            return out
+        for _, entry in self._entries(my_type):
+            if expr is not None and not expr(entry.ad, context):
+                continue
+            ad = entry.ad
+            if include_private and entry.private is not None:
+                ad = with_private(ad, entry.private)
+            out.append(project(ad, keys) if keys is not None else ad if ad is not entry.ad
+                       else ad.copy())
+            if limit is not None and 0 < limit <= len(out):
+                break
+        return out
+
+    def lookup(self, my_type: str, name: str, schedd_name: str = "") -> ClassAd | None:
+        """A copy of one ad by its key, or None."""
+        kind = my_type.lower()
+        entry = self._tables.get(kind, {}).get((kind, name, schedd_name))
+        return None if entry is None else entry.ad.copy()
+
+    def count(self, my_type: str = "Any") -> int:
+        """How many ads of ``my_type`` (``Any``: of every type) are held."""
+        if my_type.lower() == ANY_TYPE:
+            return self._count
+        return len(self._tables.get(my_type.lower(), {}))
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __contains__(self, key: object) -> bool:
+        if not isinstance(key, tuple) or len(key) != 3:
+            return False
+        return key in self._tables.get(str(key[0]).lower(), {})
+
+    def types(self) -> list[str]:
+        """The (lower-cased) types that have ads, sorted."""
+        return sorted(self._tables)

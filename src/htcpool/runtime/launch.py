@@ -1,0 +1,253 @@
+"""From a job ClassAd to the description of one process launch.
+
+``launch_spec`` reads the attributes condor_submit wrote and resolves them into
+plain values the starter can act on without knowing ClassAds:
+
+* ``Cmd`` is the executable, made absolute against ``Iwd`` when relative;
+* ``Arguments`` (new syntax, as the ad stores it: no outer double quotes) wins
+  over ``Args`` (old syntax, split on white space);
+* ``Environment`` (new syntax) wins over ``Env`` (old syntax, ``;``-separated);
+  ``extra_env`` is laid over it, then ``TMPDIR``, ``_CONDOR_SCRATCH_DIR``,
+  ``_CONDOR_SLOT`` and ``_CONDOR_JOB_AD``, which the job cannot override.
+  Nothing else of the starter's own environment reaches the job;
+* ``In``, ``Out`` and ``Err`` are made absolute against ``Iwd``; ``/dev/null``
+  stays as it is;
+* ``KillSig`` (a name with or without ``SIG``, or a number) becomes a canonical
+  name such as ``SIGTERM``;
+* ``TransferInput`` names files (or directories) copied into the scratch
+  directory before the job starts; ``TransferOutput`` names what is copied back
+  to ``Iwd`` afterwards. When ``ShouldTransferFiles`` is ``YES`` or
+  ``IF_NEEDED`` and ``TransferOutput`` is absent, every top-level file the job
+  created or changed in its scratch directory goes back instead.
+* With ``ShouldTransferFiles = "NO"`` the job shares the submitter's file
+  system, so, as in HTCondor, it runs in ``Iwd`` and nothing is transferred;
+  otherwise it runs in its scratch directory.
+
+The result is a frozen ``LaunchSpec`` that travels to the starter process as
+JSON. Pure: nothing here touches the file system or the clock.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from htcpool.classad import ClassAd
+from htcpool.submit.argsenv import split_v2
+from htcpool.submit.errors import SubmitError
+
+JOB_AD_FILE = ".job.ad"
+DEFAULT_USAGE_INTERVAL = 5.0
+
+
+class LaunchError(ValueError):
+    """A job ad that cannot be turned into a process launch (the input is bad)."""
+
+
+@dataclass(frozen=True, slots=True)
+class LaunchSpec:
+    """Everything the starter needs to run, watch and clean up after one job."""
+
+    executable: str
+    arguments: tuple[str, ...]
+    environment: Mapping[str, str]
+    cwd: str
+    scratch_dir: str
+    iwd: str
+    slot_name: str
+    job_ad_text: str
+    stdin: str = "/dev/null"
+    stdout: str = "/dev/null"
+    stderr: str = "/dev/null"
+    kill_sig: str = "SIGTERM"
+    transfer_input: tuple[str, ...] = ()
+    transfer_output: tuple[str, ...] = ()
+    transfer_new_files: bool = False
+    output_destination: str = ""
+    usage_interval: float = DEFAULT_USAGE_INTERVAL
+
+    @property
+    def job_ad_path(self) -> str:
+        return os.path.join(self.scratch_dir, JOB_AD_FILE)
+
+    @property
+    def kill_signal(self) -> int:
+        return signal_number(self.kill_sig)
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready dict (lists for tuples, plain dicts for mappings)."""
+        out = asdict(self)
+        out["arguments"] = list(self.arguments)
+        out["environment"] = dict(self.environment)
+        out["transfer_input"] = list(self.transfer_input)
+        out["transfer_output"] = list(self.transfer_output)
+        return out
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any] | str) -> LaunchSpec:
+        """The spec ``to_json`` wrote (as a dict or JSON text); LaunchError on a malformed one."""
+        try:
+            if isinstance(data, str):
+                data = json.loads(data)
+            if not isinstance(data, Mapping):
+                raise TypeError("a launch description is a JSON object")
+            return cls(
+                executable=str(data["executable"]),
+                arguments=tuple(str(a) for a in data.get("arguments", ())),
+                environment={str(k): str(v) for k, v in dict(data.get("environment", {})).items()},
+                cwd=str(data["cwd"]),
+                scratch_dir=str(data["scratch_dir"]),
+                iwd=str(data["iwd"]),
+                slot_name=str(data.get("slot_name", "")),
+                job_ad_text=str(data.get("job_ad_text", "")),
+                stdin=str(data.get("stdin", "/dev/null")),
+                stdout=str(data.get("stdout", "/dev/null")),
+                stderr=str(data.get("stderr", "/dev/null")),
+                kill_sig=canonical_signal(data.get("kill_sig", "SIGTERM")),
+                transfer_input=tuple(str(p) for p in data.get("transfer_input", ())),
+                transfer_output=tuple(str(p) for p in data.get("transfer_output", ())),
+                transfer_new_files=bool(data.get("transfer_new_files", False)),
+                output_destination=str(data.get("output_destination", "")),
+                usage_interval=float(data.get("usage_interval", DEFAULT_USAGE_INTERVAL)),
+            )
+        except (KeyError, TypeError, ValueError) as e:
+            raise LaunchError(f"malformed launch description: {e!r}") from None
+
+
+def signal_number(value: str | int) -> int:
+    """A signal given as a number, or a name with or without ``SIG``, as its number here."""
+    return int(signal.Signals[canonical_signal(value)])
+
+
+def canonical_signal(value: object) -> str:
+    """A signal's canonical name (``SIGTERM``); LaunchError for one this system lacks."""
+    text = str(value).strip().strip('"').upper()
+    try:
+        if text.lstrip("-").isdigit():
+            return signal.Signals(int(text)).name
+        name = text if text.startswith("SIG") else "SIG" + text
+        return signal.Signals[name].name
+    except (KeyError, ValueError):
+        raise LaunchError(f"unknown signal {value!r}") from None
+
+
+def _string(job: ClassAd, attr: str) -> str | None:
+    """A string (or number) attribute's text; None when absent, UNDEFINED or ERROR."""
+    if attr not in job:
+        return None
+    try:
+        value = job.eval(attr)
+    except Exception as e:  # an expression that cannot be evaluated at all
+        raise LaunchError(f"job attribute {attr} cannot be evaluated: {e}") from None
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, (str, int, float)):
+        return str(value)
+    return None
+
+
+def _resolve(path: str, base: str) -> str:
+    if path == "/dev/null":
+        return path
+    return os.path.normpath(os.path.join(base, os.path.expanduser(path)))
+
+
+def _names(value: str | None) -> list[str]:
+    return [n.strip() for n in (value or "").split(",") if n.strip()]
+
+
+def job_arguments(job: ClassAd) -> tuple[str, ...]:
+    """The argument vector after the executable: ``Arguments`` first, else ``Args``."""
+    v2 = _string(job, "Arguments")
+    if v2 is not None and v2.strip():
+        try:
+            return tuple(split_v2(v2))
+        except SubmitError as e:
+            raise LaunchError(f"Arguments: {e}") from None
+    v1 = _string(job, "Args")
+    return tuple((v1 or "").split())
+
+
+def job_environment(job: ClassAd) -> dict[str, str]:
+    """NAME → value from ``Environment`` (new syntax) or else ``Env`` (old syntax)."""
+    v2 = _string(job, "Environment")
+    if v2 is not None:
+        try:
+            entries = split_v2(v2)
+        except SubmitError as e:
+            raise LaunchError(f"Environment: {e}") from None
+        attr = "Environment"
+    else:
+        entries = [e.strip() for e in (_string(job, "Env") or "").split(";")]
+        attr = "Env"
+    env: dict[str, str] = {}
+    for entry in entries:
+        if not entry:
+            continue
+        name, eq, value = entry.partition("=")
+        if not eq or not name:
+            raise LaunchError(f"{attr}: entry {entry!r} is not of the form NAME=VALUE")
+        env[name] = value
+    return env
+
+
+def launch_spec(job: ClassAd, scratch_dir: str, slot_name: str,
+                extra_env: Mapping[str, str]) -> LaunchSpec:
+    """The launch of ``job`` in ``scratch_dir`` on slot ``slot_name``."""
+    cmd = _string(job, "Cmd")
+    if not cmd:
+        raise LaunchError("job ad has no Cmd (the executable)")
+    iwd = _string(job, "Iwd") or scratch_dir
+    if not os.path.isabs(iwd):
+        raise LaunchError(f"Iwd {iwd!r} is not an absolute path")
+    scratch_dir = os.path.abspath(scratch_dir)
+    should_transfer = (_string(job, "ShouldTransferFiles") or "IF_NEEDED").upper()
+    shared_fs = should_transfer == "NO"
+
+    environment = job_environment(job)
+    environment.update(extra_env)
+    job_ad_path = os.path.join(scratch_dir, JOB_AD_FILE)
+    environment.update({
+        "TMPDIR": scratch_dir,
+        "_CONDOR_SCRATCH_DIR": scratch_dir,
+        "_CONDOR_SLOT": slot_name,
+        "_CONDOR_JOB_AD": job_ad_path,
+    })
+
+    outputs = _string(job, "TransferOutput")
+    return LaunchSpec(
+        executable=_resolve(cmd, iwd),
+        arguments=job_arguments(job),
+        environment=environment,
+        cwd=iwd if shared_fs else scratch_dir,
+        scratch_dir=scratch_dir,
+        iwd=iwd,
+        slot_name=slot_name,
+        job_ad_text=job.printOld(),
+        stdin=_resolve(_string(job, "In") or "/dev/null", iwd),
+        stdout=_resolve(_string(job, "Out") or "/dev/null", iwd),
+        stderr=_resolve(_string(job, "Err") or "/dev/null", iwd),
+        kill_sig=canonical_signal(_string(job, "KillSig") or "SIGTERM"),
+        transfer_input=() if shared_fs else tuple(_resolve(n, iwd)
+                                                  for n in _names(_string(job, "TransferInput"))),
+        transfer_output=() if shared_fs else tuple(_names(outputs)),
+        transfer_new_files=not shared_fs and outputs is None,
+        output_destination=iwd,
+    )
+
+
+__all__ = [
+    "DEFAULT_USAGE_INTERVAL",
+    "JOB_AD_FILE",
+    "LaunchError",
+    "LaunchSpec",
+    "canonical_signal",
+    "job_arguments",
+    "job_environment",
+    "launch_spec",
+    "signal_number",
+]

@@ -1,0 +1,246 @@
+"""The master: starts the pool's daemons, restarts them when they die, stops them.
+
+It reads ``DAEMON_LIST`` (MASTER itself is skipped) and starts each daemon as
+its own process (``python -m htcpool.runtime.daemon NAME``), the collector
+first. A daemon that exits without being asked to is started again after
+``MASTER_BACKOFF_CONSTANT + MASTER_BACKOFF_FACTOR ** restarts`` seconds, at most
+``MASTER_BACKOFF_CEILING``; the count goes back to zero once it has run for
+``MASTER_RECOVER_FACTOR`` seconds. The master answers ``DaemonCommand``:
+
+* ``off`` (how: graceful, fast or peaceful): stop the named daemons, or all
+  and then the master itself (``htcpool down``, condor_off -master);
+* ``on``: start daemons that were turned off; ``restart``: stop, then start;
+* ``reconfig``: passed on to every daemon (those that cannot re-read their
+  configuration in place are restarted).
+
+Stopping sends SIGTERM (graceful) or SIGQUIT (fast); a daemon still alive after
+``SHUTDOWN_GRACEFUL_TIMEOUT`` (fast: ``SHUTDOWN_FAST_TIMEOUT``) gets SIGKILL.
+The startd stops first, so its jobs are vacated and reported while the schedd
+still listens; the collector stops last.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+from htcpool.protocol import DaemonCommand, Ok, Records
+from htcpool.runtime.daemon import Daemon
+from htcpool.runtime.http import RequestRefused
+
+log = logging.getLogger("htcpool.master")
+KNOWN = ("collector", "negotiator", "schedd", "startd")
+STOP_ORDER = ("startd", "schedd", "negotiator", "collector")
+
+
+@dataclass
+class Child:
+    name: str
+    process: asyncio.subprocess.Process | None = None
+    wanted: bool = True
+    restarts: int = 0
+    started_at: float = 0.0
+    next_start: float | None = None
+    exits: int = 0
+
+
+def daemon_list(text: str) -> list[str]:
+    names = [n.strip().lower() for n in text.replace(",", " ").split() if n.strip()]
+    unknown = [n for n in names if n not in KNOWN and n != "master"]
+    for n in unknown:
+        log.warning("DAEMON_LIST names %s, which htcpool does not have; ignored", n)
+    ordered = sorted((n for n in names if n in KNOWN), key=lambda n: (n != "collector", KNOWN.index(n)))
+    return list(dict.fromkeys(ordered))
+
+
+class MasterService:
+    def __init__(self, daemon: Daemon) -> None:
+        self.daemon = daemon
+        config = daemon.config
+        self.children = {n: Child(n) for n in daemon_list(config.get_str("DAEMON_LIST") or "")}
+        self.backoff_constant = float(config.get_int("MASTER_BACKOFF_CONSTANT") or 9)
+        self.backoff_factor = float(config.get_float("MASTER_BACKOFF_FACTOR") or 2.0)
+        self.backoff_ceiling = float(config.get_int("MASTER_BACKOFF_CEILING") or 3600)
+        self.recover = float(config.get_int("MASTER_RECOVER_FACTOR") or 300)
+        self.graceful_timeout = float(config.get_int("SHUTDOWN_GRACEFUL_TIMEOUT") or 60)
+        self.fast_timeout = float(config.get_int("SHUTDOWN_FAST_TIMEOUT") or 30)
+        self.stopping = False
+
+    # ------------------------------------------------------------------ children
+    def _environ(self) -> dict[str, str]:
+        env = dict(os.environ)
+        env["CONDOR_CONFIG"] = str(self.daemon.layout.config)
+        return env
+
+    async def _spawn(self, child: Child) -> None:
+        layout = self.daemon.layout
+        out = open(layout.log / f"{child.name.capitalize()}Log.out", "ab")
+        try:
+            child.process = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "htcpool.runtime.daemon", child.name, "--local-dir", str(layout.root),
+                env=self._environ(), stdout=out, stderr=out, stdin=asyncio.subprocess.DEVNULL)
+        finally:
+            out.close()
+        child.started_at = self.daemon.clock()
+        child.next_start = None
+        log.info("started %s (pid %d)", child.name, child.process.pid)
+        asyncio.get_running_loop().create_task(self._watch(child, child.process))
+
+    async def _watch(self, child: Child, process: asyncio.subprocess.Process) -> None:
+        code = await process.wait()
+        if child.process is not process:
+            return
+        child.process = None
+        child.exits += 1
+        if self.stopping or not child.wanted:
+            log.info("%s exited (%s)", child.name, code)
+            return
+        now = self.daemon.clock()
+        if now - child.started_at >= self.recover:
+            child.restarts = 0
+        delay = min(self.backoff_ceiling, self.backoff_constant + self.backoff_factor ** child.restarts)
+        child.restarts += 1
+        child.next_start = now + delay
+        log.warning("%s exited unexpectedly (status %s); restarting in %.0f s", child.name, code, delay)
+        self.daemon.poke()
+
+    async def _wait_for_address(self, name: str, timeout: float = 20.0) -> None:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while loop.time() < deadline:
+            child = self.children.get(name)
+            if self.daemon.layout.read_address(name) and child is not None and child.process is not None:
+                return
+            await asyncio.sleep(0.05)
+
+    async def _stop_child(self, child: Child, how: str) -> None:
+        process = child.process
+        if process is None:
+            return
+        sig = signal.SIGQUIT if how == "fast" else signal.SIGTERM
+        try:
+            process.send_signal(sig)
+        except ProcessLookupError:
+            return
+        timeout = self.fast_timeout if how == "fast" else self.graceful_timeout
+        try:
+            await asyncio.wait_for(process.wait(), timeout)
+        except TimeoutError:
+            log.warning("%s did not stop in %.0f s; killing it", child.name, timeout)
+            process.kill()
+            await process.wait()
+
+    # ------------------------------------------------------------------ service
+    async def start(self) -> None:
+        self.daemon.layout.master_pid.write_text(f"{os.getpid()}\n")
+        for name, child in self.children.items():
+            self.daemon.layout.clear_address(name)
+            await self._spawn(child)
+            if name == "collector":
+                await self._wait_for_address("collector")
+
+    async def stop(self, how: str) -> None:
+        self.stopping = True
+        for name in STOP_ORDER:
+            child = self.children.get(name)
+            if child is not None:
+                await self._stop_child(child, how)
+        try:
+            self.daemon.layout.master_pid.unlink()
+        except OSError:
+            pass
+
+    def _named(self, names: tuple[str, ...]) -> list[Child]:
+        if not names:
+            return [self.children[n] for n in STOP_ORDER if n in self.children]
+        out = []
+        for name in names:
+            child = self.children.get(name.lower())
+            if child is None:
+                raise RequestRefused(404, f"no daemon {name!r} in DAEMON_LIST")
+            out.append(child)
+        return out
+
+    async def handle(self, message: Any) -> Any:
+        if not isinstance(message, DaemonCommand):
+            raise RequestRefused(400, f"the master does not take {type(message).__name__}")
+        cmd = message.command
+        if cmd == "status":
+            return Records(tuple({"Name": c.name, "Pid": c.process.pid if c.process else 0,
+                                  "Wanted": c.wanted, "Restarts": c.restarts, "Exits": c.exits}
+                                 for c in self.children.values()))
+        if cmd == "off":
+            if not message.daemons or "master" in message.daemons:
+                self.daemon.request_stop(message.how)
+                return Ok("the pool is shutting down")
+            for child in self._named(message.daemons):
+                child.wanted = False
+                await self._stop_child(child, message.how)
+            return Ok()
+        if cmd == "on":
+            for child in reversed(self._named(message.daemons)):
+                child.wanted = True
+                if child.process is None:
+                    await self._spawn(child)
+            return Ok()
+        if cmd in ("restart", "reconfig"):
+            for child in self._named(message.daemons):
+                if cmd == "reconfig" and await self._reconfig_in_place(child):
+                    continue
+                await self._stop_child(child, message.how if cmd == "restart" else "graceful")
+                child.wanted = True
+                await self._spawn(child)
+            return Ok()
+        raise RequestRefused(400, f"unknown command {cmd!r}")
+
+    async def _reconfig_in_place(self, child: Child) -> bool:
+        url = self.daemon.layout.read_address(child.name)
+        if url is None:
+            return False
+        try:
+            await self.daemon.client.send(url, DaemonCommand("reconfig"), timeout=10.0)
+        except Exception:
+            return False
+        return True
+
+    def next_deadline(self) -> float | None:
+        times = [c.next_start for c in self.children.values() if c.next_start is not None]
+        return min(times, default=None)
+
+    async def on_timer(self, now: float) -> None:
+        for child in self.children.values():
+            if child.next_start is not None and now >= child.next_start and child.wanted \
+                    and child.process is None and not self.stopping:
+                await self._spawn(child)
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+    from pathlib import Path
+
+    from htcpool.runtime.daemon import daemon_config
+    from htcpool.runtime.layout import PoolLayout
+
+    parser = argparse.ArgumentParser(prog="htcpool-master")
+    parser.add_argument("--local-dir", required=True)
+    args = parser.parse_args(argv)
+    layout = PoolLayout(Path(args.local_dir))
+    logging.basicConfig(filename=layout.log_file("master"), level=logging.INFO,
+                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    config = daemon_config(layout, "MASTER")
+    daemon = Daemon("master", layout, config)
+    try:
+        asyncio.run(daemon.run(MasterService(daemon)))
+    except Exception:
+        log.exception("the master failed")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

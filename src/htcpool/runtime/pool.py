@@ -1,0 +1,175 @@
+"""Starting, finding and stopping a personal pool, and talking to its daemons from tools.
+
+``start_pool(layout)`` makes the local directory, writes the personal
+configuration when there is none, creates the pool token and starts the master
+in the background (its own session, so it outlives the command); it returns
+once the daemons have written their addresses and the startd's slots are in
+the collector. ``stop_pool`` asks the master to shut down and waits for it.
+``PoolClient`` is what the command-line tools use: it reads the token and the
+daemons' addresses from the local directory.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from htcpool.protocol import AdList, DaemonCommand, QueryAds
+from htcpool.runtime.http import RequestRefused, SyncClient
+from htcpool.runtime.layout import PoolLayout
+
+PERSONAL_CONFIG = """\
+# The configuration of an htcpool personal pool (HTCondor's configuration language).
+# Written once by `htcpool up`; edit it and run `htcpool reconfig` or `htcpool restart`.
+
+LOCAL_DIR = {local_dir}
+LOG = $(LOCAL_DIR)/log
+SPOOL = $(LOCAL_DIR)/spool
+EXECUTE = $(LOCAL_DIR)/execute
+
+use ROLE : Personal
+DAEMON_LIST = MASTER, COLLECTOR, NEGOTIATOR, SCHEDD, STARTD
+
+# One partitionable slot with the whole machine, as HTCondor's personal pool has.
+use FEATURE : PartitionableSlot
+
+# A personal pool should answer at once: short intervals (HTCondor's defaults
+# are minutes, made for pools of thousands of machines).
+NEGOTIATOR_INTERVAL = 10
+NEGOTIATOR_MIN_INTERVAL = 0.2
+SCHEDD_INTERVAL = 5
+UPDATE_INTERVAL = 10
+POLLING_INTERVAL = 1
+MASTER_BACKOFF_CONSTANT = 1
+MASTER_BACKOFF_CEILING = 30
+ALIVE_INTERVAL = 30
+SHUTDOWN_GRACEFUL_TIMEOUT = 30
+"""
+
+DAEMONS = ("collector", "negotiator", "schedd", "startd")
+
+
+class PoolNotRunning(RuntimeError):
+    pass
+
+
+def write_personal_config(layout: PoolLayout) -> None:
+    if not layout.config.exists():
+        layout.config.write_text(PERSONAL_CONFIG.format(local_dir=layout.root))
+
+
+def master_pid(layout: PoolLayout) -> int | None:
+    try:
+        pid = int(layout.master_pid.read_text().strip())
+    except (OSError, ValueError):
+        return None
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return None
+    except PermissionError:
+        return pid
+    return pid
+
+
+def start_pool(layout: PoolLayout, *, foreground: bool = False, timeout: float = 60.0) -> int:
+    """Start the master; returns its pid (in the foreground: runs until it stops and returns 0)."""
+    layout.make()
+    write_personal_config(layout)
+    layout.ensure_token()
+    running = master_pid(layout)
+    if running is not None:
+        return running
+    command = [sys.executable, "-m", "htcpool.runtime.master", "--local-dir", str(layout.root)]
+    env = dict(os.environ, CONDOR_CONFIG=str(layout.config))
+    if foreground:
+        return subprocess.call(command, env=env)
+    with open(layout.log / "MasterLog.out", "ab") as out:
+        process = subprocess.Popen(command, env=env, stdout=out, stderr=out, stdin=subprocess.DEVNULL,
+                                   start_new_session=True)
+    wait_until_ready(layout, timeout, process)
+    return process.pid
+
+
+def wait_until_ready(layout: PoolLayout, timeout: float, process: subprocess.Popen[bytes] | None = None) -> None:
+    deadline = time.monotonic() + timeout
+    client = PoolClient(layout)
+    try:
+        while time.monotonic() < deadline:
+            if process is not None and process.poll() is not None:
+                raise PoolNotRunning(f"the master exited (status {process.returncode}); "
+                                     f"see {layout.log_file('master')}")
+            if all(layout.read_address(d) for d in DAEMONS):
+                try:
+                    if client.query("Machine"):
+                        return
+                except (PoolNotRunning, httpx.HTTPError, RequestRefused):
+                    pass
+            time.sleep(0.05)
+    finally:
+        client.close()
+    raise PoolNotRunning(f"the pool did not come up in {timeout:.0f} s; see {layout.log}")
+
+
+def stop_pool(layout: PoolLayout, how: str = "graceful", timeout: float = 60.0) -> bool:
+    """Ask the master to shut the pool down; False when no pool was running."""
+    pid = master_pid(layout)
+    if pid is None:
+        return False
+    client = PoolClient(layout)
+    try:
+        client.send("master", DaemonCommand("off", how))
+    except (PoolNotRunning, httpx.HTTPError, RequestRefused):
+        os.kill(pid, signal.SIGQUIT if how == "fast" else signal.SIGTERM)
+    finally:
+        client.close()
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and master_pid(layout) is not None:
+        time.sleep(0.05)
+    if master_pid(layout) is not None:
+        os.kill(pid, signal.SIGKILL)
+    return True
+
+
+class PoolClient:
+    """Synchronous access to a pool's daemons for the command-line tools."""
+
+    def __init__(self, layout: PoolLayout, timeout: float = 30.0) -> None:
+        self.layout = layout
+        try:
+            token = layout.read_token()
+        except OSError:
+            raise PoolNotRunning(f"no pool in {layout.root} (run `htcpool up`)") from None
+        self.client = SyncClient(token, timeout)
+
+    def url(self, daemon: str) -> str:
+        url = self.layout.read_address(daemon)
+        if url is None:
+            raise PoolNotRunning(f"the {daemon} of the pool in {self.layout.root} is not running "
+                                 "(run `htcpool up`)")
+        return url
+
+    def send(self, daemon: str, message: Any) -> Any:
+        try:
+            return self.client.send(self.url(daemon), message)
+        except httpx.ConnectError:
+            raise PoolNotRunning(f"cannot reach the {daemon} at {self.url(daemon)}") from None
+
+    def query(self, my_type: str, constraint: str = "", projection: tuple[str, ...] = ()) -> list[Any]:
+        reply = self.send("collector", QueryAds(my_type, constraint, projection))
+        return list(reply.ads) if isinstance(reply, AdList) else []
+
+    def close(self) -> None:
+        self.client.close()
+
+
+def local_layout(path: str | None = None) -> PoolLayout:
+    from htcpool.runtime.layout import default_local_dir
+    return PoolLayout(Path(path) if path else default_local_dir())

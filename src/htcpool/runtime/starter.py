@@ -1,0 +1,434 @@
+"""The starter: runs one job as a process group and reports on it, ``python -m htcpool.runtime.starter``.
+
+The startd talks to the starter over the starter's stdin and stdout, one JSON
+object per line. The first line in is ``{"spec": <LaunchSpec.to_json()>}``;
+after it come commands::
+
+    {"cmd": "suspend"}                         SIGSTOP to the job's process group
+    {"cmd": "continue"}                        SIGCONT to the group
+    {"cmd": "soft_kill", "signal": "SIGTERM"}  that signal to the group (then SIGCONT if stopped)
+    {"cmd": "hard_kill"}                       SIGCONT, then SIGKILL to the group
+
+and events go out: ``started`` (with the job's ``pid``), ``suspended``,
+``continued``, ``usage`` every ``spec.usage_interval`` seconds, ``exited``
+exactly once at the end, or ``error`` when the job cannot be started, after
+which the starter exits.
+
+How it works. The starter makes the scratch directory, writes the job ad into
+it, copies the input files, and starts the job with ``start_new_session`` so
+the job leads its own process group. On Linux the starter also becomes a child
+subreaper, so processes the job orphans stay its descendants: they are counted
+in the usage and reaped here. One thread reads commands; the main thread waits
+for the job with ``waitid(WNOWAIT)``, sampling usage with psutil between
+waits. When the leader exits it is left a zombie for a moment, which keeps its
+process-group id from being reused while the remaining members are SIGKILLed;
+then it is reaped, outputs go back to ``Iwd``, the scratch directory is removed
+and ``exited`` is written. End of file on stdin means the startd is gone: the
+group is SIGKILLed and nothing is transferred. SIGTERM or SIGHUP to the starter
+itself hard-kills the job the same way.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+import traceback
+from typing import IO, Any
+
+import psutil
+
+from htcpool.runtime.launch import JOB_AD_FILE, LaunchError, LaunchSpec, signal_number
+
+_PR_SET_CHILD_SUBREAPER = 36
+_CLEANUP_DEADLINE = 5.0
+
+
+class StartupFailure(Exception):
+    """The job cannot be started (reported as an ``error`` event)."""
+
+
+class EventWriter:
+    """JSON lines to stdout; a vanished reader is not an error."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self.stream = stream
+        self.lock = threading.Lock()
+
+    def __call__(self, event: str, **fields: Any) -> None:
+        line = json.dumps({"event": event, **fields})
+        with self.lock:
+            try:
+                self.stream.write(line + "\n")
+                self.stream.flush()
+            except (OSError, ValueError):
+                pass
+
+
+class UsageSampler:
+    """CPU, memory and image size summed over this process's descendants (the job's tree).
+
+    ``cpu_load`` is the CPU seconds the tree used since the previous sample per
+    wall-clock second: processes are told apart by (pid, start time), and the
+    time of one that vanished between samples is simply lost. CPU totals include
+    what each process's reaped children used, and never go down.
+    """
+
+    def __init__(self) -> None:
+        self.previous: dict[tuple[int, float], float] = {}
+        self.last = time.monotonic()
+        self.user_cpu = 0.0
+        self.sys_cpu = 0.0
+        self.rss_peak_kb = 0
+
+    def sample(self) -> dict[str, Any]:
+        now = time.monotonic()
+        current: dict[tuple[int, float], float] = {}
+        busy = user = system = 0.0
+        rss = vms = 0
+        for proc in _descendants():
+            try:
+                with proc.oneshot():
+                    key = (proc.pid, proc.create_time())
+                    times = proc.cpu_times()
+                    memory = proc.memory_info()
+            except psutil.Error:
+                continue
+            proc_user = times.user + times.children_user
+            proc_system = times.system + times.children_system
+            current[key] = proc_user + proc_system
+            busy += max(0.0, current[key] - self.previous.get(key, 0.0))
+            user += proc_user
+            system += proc_system
+            rss += memory.rss
+            vms += memory.vms
+        elapsed = max(now - self.last, 1e-6)
+        self.previous, self.last = current, now
+        self.user_cpu = max(self.user_cpu, user)
+        self.sys_cpu = max(self.sys_cpu, system)
+        self.rss_peak_kb = max(self.rss_peak_kb, rss // 1024)
+        return {"cpu_load": round(busy / elapsed, 4), "rss_kb": rss // 1024,
+                "image_size_kb": vms // 1024, "user_cpu": self.user_cpu, "sys_cpu": self.sys_cpu}
+
+
+def _descendants() -> list[Any]:
+    try:
+        return list(psutil.Process().children(recursive=True))
+    except psutil.Error:
+        return []
+
+
+def become_subreaper() -> None:
+    """Adopt orphaned descendants (Linux ``PR_SET_CHILD_SUBREAPER``); a no-op elsewhere."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+
+
+def prepare_scratch(spec: LaunchSpec) -> dict[str, tuple[int, int]]:
+    """Make the scratch directory, write the job ad, copy the inputs; return the snapshot."""
+    try:
+        os.makedirs(spec.scratch_dir, exist_ok=True)
+        with open(spec.job_ad_path, "w") as f:
+            f.write(spec.job_ad_text)
+        for source in spec.transfer_input:
+            name = os.path.basename(source.rstrip("/"))
+            if os.path.isdir(source):
+                target = spec.scratch_dir if source.endswith("/") else os.path.join(spec.scratch_dir, name)
+                shutil.copytree(source, target, dirs_exist_ok=True)
+            else:
+                shutil.copy2(source, os.path.join(spec.scratch_dir, name))
+    except OSError as e:
+        raise StartupFailure(f"cannot prepare scratch directory: {e}") from None
+    return snapshot(spec.scratch_dir)
+
+
+def snapshot(directory: str) -> dict[str, tuple[int, int]]:
+    """Top-level plain files of ``directory``: name → (mtime in ns, size)."""
+    out: dict[str, tuple[int, int]] = {}
+    try:
+        with os.scandir(directory) as entries:
+            for entry in entries:
+                if entry.is_file(follow_symlinks=False):
+                    st = entry.stat(follow_symlinks=False)
+                    out[entry.name] = (st.st_mtime_ns, st.st_size)
+    except OSError:
+        pass
+    return out
+
+
+def output_names(spec: LaunchSpec, before: dict[str, tuple[int, int]]) -> list[str]:
+    """What goes back to ``Iwd``: the listed outputs, or the new and changed top-level files."""
+    if not spec.transfer_new_files:
+        return list(spec.transfer_output)
+    own = {JOB_AD_FILE}
+    for stream in (spec.stdout, spec.stderr):
+        if os.path.dirname(stream) == spec.scratch_dir:
+            own.add(os.path.basename(stream))
+    after = snapshot(spec.scratch_dir)
+    return sorted(n for n, stamp in after.items() if n not in own and before.get(n) != stamp)
+
+
+def transfer_outputs(spec: LaunchSpec, names: list[str]) -> list[str]:
+    """Copy ``names`` from scratch to the output destination; the problems, as messages."""
+    problems: list[str] = []
+    for name in names:
+        source = os.path.join(spec.scratch_dir, name)
+        target = os.path.join(spec.output_destination, os.path.basename(name.rstrip("/")))
+        try:
+            if os.path.isdir(source):
+                shutil.copytree(source, target, dirs_exist_ok=True)
+            else:
+                shutil.copy2(source, target)
+        except OSError as e:
+            problems.append(f"cannot transfer output {name}: {e}")
+    return problems
+
+
+def open_streams(spec: LaunchSpec) -> tuple[IO[bytes], IO[bytes], IO[bytes]]:
+    opened: list[IO[bytes]] = []
+    try:
+        opened.append(open(spec.stdin, "rb"))
+        opened.append(open(spec.stdout, "ab"))
+        opened.append(open(spec.stderr, "ab") if spec.stderr != spec.stdout else opened[1])
+    except OSError as e:
+        for f in opened:
+            f.close()
+        raise StartupFailure(f"cannot open {e.filename}: {e.strerror}") from None
+    return opened[0], opened[1], opened[2]
+
+
+class Starter:
+    """One job's run: start, commands, usage, exit, cleanup."""
+
+    def __init__(self, spec: LaunchSpec, emit: EventWriter) -> None:
+        self.spec = spec
+        self.emit = emit
+        self.lock = threading.RLock()  # signalling against reaping; re-entered by signal handlers
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.reaped = False
+        self.stopped = False
+        self.killed = False
+        self.orphaned = False  # stdin closed: the startd is gone
+        self.sampler = UsageSampler()
+
+    def start(self) -> dict[str, tuple[int, int]]:
+        before = prepare_scratch(self.spec)
+        streams = open_streams(self.spec)
+        try:
+            self.proc = subprocess.Popen(
+                [self.spec.executable, *self.spec.arguments], executable=self.spec.executable,
+                cwd=self.spec.cwd, env=dict(self.spec.environment), stdin=streams[0],
+                stdout=streams[1], stderr=streams[2], start_new_session=True, close_fds=True)
+        except OSError as e:
+            where = f" ({e.filename})" if e.filename and e.filename != self.spec.executable else ""
+            raise StartupFailure(
+                f"cannot execute {self.spec.executable}: {e.strerror or e}{where}") from None
+        finally:
+            for f in set(streams):
+                f.close()
+        self.sampler = UsageSampler()
+        self.emit("started", pid=self.proc.pid)
+        if self.orphaned:  # told to stop while starting
+            self.abandon()
+        return before
+
+    # -- commands (reader thread or signal handler)
+    def signal_group(self, sig: int) -> bool:
+        """``sig`` to the job's group; False when the job is already gone."""
+        if self.proc is None or self.reaped:
+            return False
+        try:
+            os.killpg(self.proc.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            return False
+        return True
+
+    def command(self, message: dict[str, Any]) -> None:
+        cmd = message.get("cmd")
+        with self.lock:
+            if cmd == "suspend":
+                if self.signal_group(signal.SIGSTOP):
+                    self.stopped = True
+                    self.emit("suspended")
+            elif cmd == "continue":
+                self._continue()
+            elif cmd == "soft_kill":
+                sig = signal_number(message.get("signal") or self.spec.kill_sig)
+                if self.signal_group(sig):
+                    self.killed = True
+                    self._continue()
+            elif cmd == "hard_kill":
+                self._hard_kill()
+            else:
+                raise LaunchError(f"unknown command {cmd!r}")
+
+    def _continue(self) -> None:
+        if self.signal_group(signal.SIGCONT) and self.stopped:
+            self.stopped = False
+            self.emit("continued")
+
+    def _hard_kill(self) -> None:
+        self.signal_group(signal.SIGCONT)
+        if self.signal_group(signal.SIGKILL):
+            self.killed = True
+
+    def abandon(self) -> None:
+        """The startd is gone (stdin closed) or the starter was told to stop."""
+        with self.lock:
+            self.orphaned = True
+            self._hard_kill()
+
+    def read_commands(self, stream: IO[bytes]) -> None:
+        for raw in iter(stream.readline, b""):
+            try:
+                message = json.loads(raw)
+                if not isinstance(message, dict):
+                    raise LaunchError("a command is a JSON object")
+                self.command(message)
+            except (ValueError, LaunchError) as e:
+                print(f"starter: ignoring command {raw!r}: {e}", file=sys.stderr, flush=True)
+        self.abandon()
+
+    # -- the main thread
+    def wait(self) -> tuple[int, Any]:
+        """Wait for the leader, sampling usage; then kill the rest of the group and reap."""
+        assert self.proc is not None
+        pid = self.proc.pid
+        interval = max(self.spec.usage_interval, 0.05)
+        next_sample = time.monotonic() + interval
+        while not self._leader_exited(pid):
+            if time.monotonic() >= next_sample:
+                self.emit("usage", **self.sampler.sample())
+                next_sample = time.monotonic() + interval
+            time.sleep(min(0.05, max(0.0, next_sample - time.monotonic())))
+        self.sampler.sample()  # the last look at the tree, for the totals
+        with self.lock:
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            _, status, rusage = os.wait4(pid, 0)
+            self.reaped = True
+            self.proc.returncode = os.waitstatus_to_exitcode(status)
+        self._reap_group(pid)
+        return status, rusage
+
+    @staticmethod
+    def _leader_exited(pid: int) -> bool:
+        """Whether the leader exited (left unreaped); reaps adopted orphans on the way."""
+        while True:
+            try:
+                found = os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+            except ChildProcessError:
+                return True
+            if found is None or found.si_pid == 0:
+                return False
+            if found.si_pid == pid:
+                return True
+            try:
+                os.waitpid(found.si_pid, 0)
+            except ChildProcessError:
+                pass
+
+    @staticmethod
+    def _reap_group(pgid: int) -> None:
+        """SIGKILL what is left of the group until it is gone, reaping adopted members."""
+        deadline = time.monotonic() + _CLEANUP_DEADLINE
+        while time.monotonic() < deadline:
+            try:
+                while os.waitpid(-1, os.WNOHANG)[0] > 0:
+                    pass
+            except ChildProcessError:
+                pass
+            try:
+                os.killpg(pgid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                return
+            time.sleep(0.01)
+
+    def finish(self, before: dict[str, tuple[int, int]], status: int, rusage: Any,
+               started: float) -> None:
+        code = os.waitstatus_to_exitcode(status)
+        problems: list[str] = []
+        if not self.orphaned:
+            problems = transfer_outputs(self.spec, output_names(self.spec, before))
+        remove_scratch(self.spec)
+        usage = self.sampler
+        fields: dict[str, Any] = {
+            "exit_code": code if code >= 0 else None,
+            "exit_signal": -code if code < 0 else None,
+            "user_cpu": max(rusage.ru_utime, usage.user_cpu),
+            "sys_cpu": max(rusage.ru_stime, usage.sys_cpu),
+            "wall": round(time.monotonic() - started, 3),
+            "rss_kb": usage.rss_peak_kb,
+            "killed": self.killed,
+        }
+        if problems:
+            fields["transfer_errors"] = problems
+        self.emit("exited", **fields)
+
+
+def remove_scratch(spec: LaunchSpec) -> None:
+    if spec.scratch_dir and os.path.abspath(spec.scratch_dir) != os.path.abspath(spec.iwd):
+        shutil.rmtree(spec.scratch_dir, ignore_errors=True)
+
+
+def main() -> int:
+    emit = EventWriter(sys.stdout)
+    stdin = sys.stdin.buffer
+    try:
+        first = json.loads(stdin.readline() or b"null")
+        if not isinstance(first, dict) or "spec" not in first:
+            raise LaunchError('the first line must be {"spec": ...}')
+        spec = LaunchSpec.from_json(first["spec"])
+    except (ValueError, LaunchError) as e:
+        emit("error", message=f"bad launch description: {e}")
+        return 2
+    become_subreaper()
+    starter = Starter(spec, emit)
+    for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        signal.signal(signum, lambda *_: starter.abandon())
+    started = time.monotonic()
+    try:
+        before = starter.start()
+    except StartupFailure as e:
+        remove_scratch(spec)
+        emit("error", message=str(e))
+        return 1
+    threading.Thread(target=starter.read_commands, args=(stdin,), daemon=True).start()
+    try:
+        status, rusage = starter.wait()
+    except BaseException:
+        starter.abandon()  # never leave the job behind
+        raise
+    starter.finish(before, status, rusage, started)
+    return 0
+
+
+def run() -> None:
+    """Run ``main`` and leave with ``os._exit``: the command thread may still hold stdin's lock."""
+    code = 70
+    try:
+        code = main()
+    except BaseException:
+        traceback.print_exc()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    os._exit(code)
+
+
+if __name__ == "__main__":
+    run()
