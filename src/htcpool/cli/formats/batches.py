@@ -230,7 +230,7 @@ def batch_rows(jobs: Sequence[ClassAd], zone: int, width: int | None) -> list[st
     if show_held:
         columns.append(Column("  HOLD", 6))
     columns += [Column(" TOTAL", 6), Column("JOB_IDS", 0)]
-    lines = [render_headings(columns)]
+    lines = [fit_line(render_headings(columns), width)]
     for owner, name, submitted, p in rows:
         if truncate_owner:
             owner = owner[:owner_width]

@@ -216,7 +216,7 @@ def _job_table(
             ]
         lines.append(render_row(columns, cells))
     line_width = None if view == "hold" else width
-    return [fit_line(line, line_width) if i else line for i, line in enumerate(lines)]
+    return [fit_line(line, line_width) for line in lines]
 
 
 # ---------------------------------------------------------------- totals

@@ -155,16 +155,17 @@ def platform_key(slot: ClassAd) -> str | None:
     return f"{arch}/{opsys}"
 
 
-def _state_counts(slots: Sequence[ClassAd]) -> tuple[list[int], bool]:
-    """[total, owner, claimed, unclaimed, matched, preempting, drain, backfill, bkidle]; any bad?"""
+def _state_counts(slots: Sequence[ClassAd]) -> tuple[list[int], int]:
+    """[total, owner, claimed, unclaimed, matched, preempting, drain, backfill, bkidle], and
+    how many slots had no known State."""
     counts = [0] * 9
-    bad = False
+    bad = 0
     column = {"Owner": 1, "Claimed": 2, "Unclaimed": 3, "Matched": 4, "Preempting": 5,
               "Drained": 6, "Backfill": 7}  # fmt: skip
     for slot in slots:
         where = column.get(lookup_str(slot, "State") or "")
         if where is None:
-            bad = True
+            bad += 1
             continue
         counts[where] += 1
         counts[0] += 1
@@ -175,13 +176,14 @@ def _normal_line(counts: list[int]) -> str:
     return " ".join("%*d" % (w, n) for w, n in zip(_NORMAL_WIDTHS, counts, strict=True))
 
 
-def _run_line(slots: Sequence[ClassAd]) -> tuple[str, bool]:
+def _run_line(slots: Sequence[ClassAd]) -> tuple[str, int]:
     mips = sum(lookup_int(s, "Mips") or 0 for s in slots)
     kflops = sum(lookup_int(s, "KFlops") or 0 for s in slots)
     loads = [lookup_float(s, "LoadAvg") for s in slots]
-    bad = any(
-        lookup_int(s, "Mips") is None or lookup_int(s, "KFlops") is None or load is None
+    bad = sum(
+        1
         for s, load in zip(slots, loads, strict=True)
+        if lookup_int(s, "Mips") is None or lookup_int(s, "KFlops") is None or load is None
     )
     average = sum(x or 0.0 for x in loads) / len(slots) if slots else 0.0
     return "%9d  %11d  %11d   %-.3f" % (len(slots), mips, kflops, average), bad
@@ -198,7 +200,7 @@ def totals_table(slots: Sequence[ClassAd], view: str = "default") -> str:
         else:
             groups.setdefault(key, []).append(slot)
     width = max([_KEY_WIDTH] + [len(k) for k in groups])
-    line: Callable[[Sequence[ClassAd]], tuple[str, bool]]
+    line: Callable[[Sequence[ClassAd]], tuple[str, int]]
     if view == "run":
         header = "%9.9s  %11.11s  %11.11s  %11.11s" % ("Machines", "MIPS", "KFLOPS", "AvgLoadAvg")
         line = _run_line
@@ -206,14 +208,14 @@ def totals_table(slots: Sequence[ClassAd], view: str = "default") -> str:
         header = " ".join("%*.*s" % (w, w, h) for w, h in zip(_NORMAL_WIDTHS, _NORMAL_HEADINGS,
                                                                strict=True))
 
-        def line(group: Sequence[ClassAd]) -> tuple[str, bool]:
+        def line(group: Sequence[ClassAd]) -> tuple[str, int]:
             counts, bad = _state_counts(group)
             return _normal_line(counts), bad
 
     out = [" " * width + header + "\n", "\n"]
     for key in sorted(groups):
         text, bad = line(groups[key])
-        malformed += bad and sum(1 for _ in groups[key])
+        malformed += bad
         out.append("%*.*s%s\n" % (width, width, key, text))
     if groups:
         out.append("\n")
@@ -243,5 +245,5 @@ def format_status(
     if view == "total":
         return "\n" + totals_table(slots)
     table = _run_table(slots) if view == "run" else _default_table(slots, now)
-    lines = [table[0], ""] + [fit_line(row, width) for row in table[1:]]
+    lines = [fit_line(table[0], width), ""] + [fit_line(row, width) for row in table[1:]]
     return "\n".join(lines) + "\n\n" + totals_table(slots, view)

@@ -1,0 +1,54 @@
+"""Jobs run and complete on a live personal pool; outputs, exit codes and the user log reach the user."""
+
+from __future__ import annotations
+
+import re
+
+from tests.e2e.pool import script
+
+
+def test_jobs_run_complete_and_log(make_pool) -> None:
+    pool = make_pool()
+    exe = script(pool.jobs_dir, "work.sh", 'echo "out $1 $GREETING"; echo "err $1" >&2; exit $2\n')
+    cluster = pool.submit(f"""
+executable = {exe}
+arguments = $(Process) $(Process)
+environment = "GREETING=hello"
+output = out.$(Process)
+error = err.$(Process)
+log = jobs.log
+queue 3
+""")
+    pool.wait_for(lambda: all(pool.status(cluster, p) == 4 for p in range(3)), 30, "3 completed jobs")
+    for proc in range(3):
+        assert (pool.jobs_dir / f"out.{proc}").read_text() == f"out {proc} hello\n"
+        assert (pool.jobs_dir / f"err.{proc}").read_text() == f"err {proc}\n"
+        done = pool.history(f"ClusterId == {cluster} && ProcId == {proc}")[0]
+        assert done["ExitCode"] == proc
+        assert done["ExitBySignal"] is False
+    log = (pool.jobs_dir / "jobs.log").read_text()
+    for proc in range(3):
+        job = f"({cluster:03d}.{proc:03d}.000)"
+        codes = [m.group(1) for m in re.finditer(r"^(\d{3}) " + re.escape(job), log, re.M)]
+        assert codes[0] == "000" and "001" in codes and codes[-1] == "005", codes
+    assert "(1) Normal termination (return value 2)" in log
+    assert re.search(r"Job executing on host: <127\.0\.0\.1:\d+>\n\tSlotName: slot1_\d+@", log)
+
+
+def test_job_killed_by_signal_reports_it(make_pool) -> None:
+    pool = make_pool()
+    exe = script(pool.jobs_dir, "die.sh", "kill -9 $$\n")
+    cluster = pool.submit(f"executable = {exe}\nlog = die.log\nqueue\n")
+    pool.wait_for(lambda: pool.status(cluster) == 4, 30, "completion")
+    done = pool.history(f"ClusterId == {cluster}")[0]
+    assert done["ExitBySignal"] is True and done["ExitSignal"] == 9
+    assert "Abnormal termination (signal 9)" in (pool.jobs_dir / "die.log").read_text()
+
+
+def test_missing_executable_puts_the_job_on_hold(make_pool) -> None:
+    pool = make_pool()
+    exe = script(pool.jobs_dir, "gone.sh", "exit 0\n")
+    cluster = pool.submit(f"executable = {exe}\nqueue\n")
+    (pool.jobs_dir / "gone.sh").unlink()
+    pool.wait_for(lambda: pool.status(cluster) == 5, 30, "the hold")
+    assert pool.job(cluster)["HoldReasonCode"] == 6
