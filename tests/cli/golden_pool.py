@@ -73,20 +73,56 @@ def queue_jobs(hold_2_1: bool = False) -> list[ClassAd]:
         _job(base, 1, p, RemoteHost=f"slot1_{p + 1}@{CAPTURE_HOST}", RemoteSlotID=p + 1)
         for p in range(3)
     ]
-    idle = dict(_NOT_STARTED, JobStatus=1, LastJobStatus=0, EnteredCurrentStatus=SUBMIT_TIME,
-                JobRunCount=0, NumJobMatches=0, NumShadowStarts=0, CurrentHosts=0)
+    idle = dict(
+        _NOT_STARTED,
+        JobStatus=1,
+        LastJobStatus=0,
+        EnteredCurrentStatus=SUBMIT_TIME,
+        JobRunCount=0,
+        NumJobMatches=0,
+        NumShadowStarts=0,
+        CurrentHosts=0,
+    )
     for p in range(4):
         extra: dict[str, object] = dict(idle)
         if hold_2_1 and p == 1:
-            extra.update(JobStatus=5, LastJobStatus=1, EnteredCurrentStatus=HOLD_TIME,
-                         HoldReason=f"via condor_hold (by user {CAPTURE_USER})",
-                         HoldReasonCode=1, HoldReasonSubCode=0)
-        jobs.append(_job(base, 2, p, JobPrio=5, RequestMemory=256, TotalSubmitProcs=4,
-                         AcctGroup="group_chemistry", AcctGroupUser="curie",
-                         AccountingGroup="group_chemistry.curie", JobSubmitFile="b.sub",
-                         **extra))
-    jobs.append(_job(base, 3, 0, RequestMemory=999999, TotalSubmitProcs=1, AcctGroup=None,
-                     AcctGroupUser=None, AccountingGroup=None, JobSubmitFile="c.sub", **idle))
+            extra.update(
+                JobStatus=5,
+                LastJobStatus=1,
+                EnteredCurrentStatus=HOLD_TIME,
+                HoldReason=f"via condor_hold (by user {CAPTURE_USER})",
+                HoldReasonCode=1,
+                HoldReasonSubCode=0,
+            )
+        jobs.append(
+            _job(
+                base,
+                2,
+                p,
+                JobPrio=5,
+                RequestMemory=256,
+                TotalSubmitProcs=4,
+                AcctGroup="group_chemistry",
+                AcctGroupUser="curie",
+                AccountingGroup="group_chemistry.curie",
+                JobSubmitFile="b.sub",
+                **extra,
+            )
+        )
+    jobs.append(
+        _job(
+            base,
+            3,
+            0,
+            RequestMemory=999999,
+            TotalSubmitProcs=1,
+            AcctGroup=None,
+            AcctGroupUser=None,
+            AccountingGroup=None,
+            JobSubmitFile="c.sub",
+            **idle,
+        )
+    )
     return jobs
 
 

@@ -97,6 +97,7 @@ class MasterService:
             return
         child.process = None
         child.exits += 1
+        self.daemon.layout.clear_address(child.name)  # a killed daemon could not clear it itself
         if self.stopping or not child.wanted:
             log.info("%s exited (%s)", child.name, code)
             return

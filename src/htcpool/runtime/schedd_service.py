@@ -71,6 +71,7 @@ from htcpool.startd import messages as m
 
 log = logging.getLogger("htcpool.schedd")
 HOLD_STARTER_ERROR = 6  # HTCondor: the job could not be started
+JOB_ACTIONS = ("hold", "release", "remove", "vacate", "prio")
 RECONNECT_FAILED = "The job's execute point could not be reached within its lease."
 
 
@@ -472,6 +473,11 @@ class ScheddService:
 
     # ------------------------------------------------------------------ user commands
     def _job_action(self, message: JobAction, now: float) -> ActionResult:
+        if message.action not in JOB_ACTIONS:
+            raise RequestRefused(400, f"JobAction.action: expected one of {', '.join(JOB_ACTIONS)}, "
+                                      f"not {message.action!r}")
+        if not message.targets and not message.constraint:
+            raise RequestRefused(400, "JobAction: name jobs, clusters or users, or give a constraint")
         try:
             selected = select_jobs(self.queue.jobs, message.targets, message.constraint, self._ctx(now))
         except ValueError as e:

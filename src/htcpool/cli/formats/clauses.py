@@ -37,7 +37,7 @@ the new line by 4 plus 2 for each parenthesis open at the break.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from htcpool.classad import ClassAd, ExprTree
@@ -48,7 +48,6 @@ from htcpool.classad.nodes import (
     FnCall,
     Node,
     Paren,
-    Subscript,
     Ternary,
     UnaryOp,
 )
@@ -168,7 +167,9 @@ def _is_true(node: Node, job: ClassAd, slot: ClassAd | None) -> bool:
     return _evaluate(node, job, slot) is True
 
 
-def find_constants(clauses: list[Clause], job: ClassAd, slot_refs: Sequence[set[str]]) -> None:
+def find_constants(
+    clauses: list[Clause], job: ClassAd, slot_refs: Sequence[Collection[str]]
+) -> None:
     """Mark the clauses that refer to nothing of the slot, and their value for this job.
 
     ``slot_refs[i]`` holds the slot attributes clause ``i`` refers to."""
@@ -248,8 +249,14 @@ def propagate_constants(clauses: list[Clause]) -> None:
                     c.hard = clauses[effective].hard
                 irrelevant = c.grip if hl else c.right
                 soft_irrelevant = sl
-            c.marked_label = (
-                f"[{c.left}]{_mark(hl, sl)} ? [{c.right}]{_mark(hr, sr)} : [{c.grip}]{_mark(hg, sg)}"
+            marks = (_mark(hl, sl), _mark(hr, sr), _mark(hg, sg))
+            c.marked_label = "[%d]%s ? [%d]%s : [%d]%s" % (
+                c.left,
+                marks[0],
+                c.right,
+                marks[1],
+                c.grip,
+                marks[2],
             )
         if effective >= 0:
             if irrelevant < 0:
@@ -326,8 +333,11 @@ def reduced_rows(clauses: Sequence[Clause]) -> list[str]:
             continue
         step = f"[{i}]".ljust(5)[:5]
         if c.constant:
-            word = ("always" if c.hard else "never") if not c.variable else (
-                "now" if c.hard else "not now")
+            word = (
+                ("always" if c.hard else "never")
+                if not c.variable
+                else ("now" if c.hard else "not now")
+            )
             rows.append("%s %9s  %s" % (step, word, c.label()))
         else:
             rows.append("%s %9d  %s" % (step, c.matches, c.label()))

@@ -31,7 +31,7 @@ from htcpool.classad.values import ERROR
 
 
 def evaluate(ad: ClassAd, attr: str) -> Any:
-    """The engine value of ``attr`` in ``ad`` (UNDEFINED when absent, ERROR when it cannot be computed)."""
+    """The engine value of ``attr`` in ``ad`` (UNDEFINED when absent, ERROR when not computable)."""
     try:
         return ad.evaluate(attr)
     except ClassAdError:
@@ -72,12 +72,12 @@ def job_id(ad: ClassAd) -> tuple[int, int]:
 
 
 def local_time(t: int, zone: int) -> time.struct_time:
-    """The broken-down local time of epoch second ``t`` in a zone ``zone`` seconds east of UTC."""
+    """The broken-down local time of epoch second ``t``, ``zone`` seconds east of UTC."""
     return time.gmtime(t + zone)
 
 
 def format_short_date(t: int, zone: int) -> str:
-    """condor_q's month/day hour:minute cell: ``11/22 00:47``, `` 8/6  09:05`` (C's ``%2d/%-2d``)."""
+    """condor_q's date cell, C's ``%2d/%-2d %02d:%02d``: ``11/22 00:47``, `` 8/6  09:05``."""
     tm = local_time(t, zone)
     return "%2d/%-2d %02d:%02d" % (tm.tm_mon, tm.tm_mday, tm.tm_hour, tm.tm_min)
 

@@ -1,4 +1,4 @@
-"""condor_q's tables: the batch view (the default), ``-nobatch``, ``-run``, ``-hold`` and ``-totals``.
+"""condor_q's tables: the batch view (default), ``-nobatch``, ``-run``, ``-hold``, ``-totals``.
 
 ``format_queue`` returns the whole text condor_q prints for one schedd:
 
@@ -6,13 +6,13 @@
     -- Schedd: NAME : <ADDRESS?... @ MM/DD/YY HH:MM:SS
     headings and one row per job or batch
     (blank)
-    Total for query: N jobs; ... suspended 
-    [Total for USER: N jobs; ... suspended ]
+    Total for query: N jobs; ... suspended_
+    [Total for USER: N jobs; ... suspended_]
     Total for all users: N jobs; ... suspended
     (blank)
 
-The query and user lines end in a space and the all-users line does not, as
-HTCondor prints them. ``-totals`` leaves out the headings and the blank line
+The query and user lines end in a space (shown ``_`` above) and the all-users
+line does not, as HTCondor prints them. ``-totals`` leaves out the headings and the blank line
 before the totals; ``-run`` has no totals at all.
 
 Column layout (HTCondor 25's print formats):

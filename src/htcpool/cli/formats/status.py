@@ -205,8 +205,9 @@ def totals_table(slots: Sequence[ClassAd], view: str = "default") -> str:
         header = "%9.9s  %11.11s  %11.11s  %11.11s" % ("Machines", "MIPS", "KFLOPS", "AvgLoadAvg")
         line = _run_line
     else:
-        header = " ".join("%*.*s" % (w, w, h) for w, h in zip(_NORMAL_WIDTHS, _NORMAL_HEADINGS,
-                                                               strict=True))
+        header = " ".join(
+            "%*.*s" % (w, w, h) for w, h in zip(_NORMAL_WIDTHS, _NORMAL_HEADINGS, strict=True)
+        )
 
         def line(group: Sequence[ClassAd]) -> tuple[str, int]:
             counts, bad = _state_counts(group)
@@ -222,13 +223,19 @@ def totals_table(slots: Sequence[ClassAd], view: str = "default") -> str:
     everything = [s for g in groups.values() for s in g]
     out.append("%*.*s%s\n" % (width, width, "Total", line(everything)[0]))
     if malformed:
-        out.append("\n%*.*s(Omitted %d malformed ads in computed attribute totals)\n\n"
-                   % (width, width, "", malformed))
+        out.append(
+            "\n%*.*s(Omitted %d malformed ads in computed attribute totals)\n\n"
+            % (width, width, "", malformed)
+        )
     return "".join(out)
 
 
 def format_status(
-    slots: Sequence[ClassAd], *, view: str = "default", now: int, zone: int = 0,
+    slots: Sequence[ClassAd],
+    *,
+    view: str = "default",
+    now: int,
+    zone: int = 0,
     width: int | None = None,
 ) -> str:
     """condor_status's output for ``slots`` (already selected and ordered by the caller).
