@@ -149,7 +149,8 @@ def test_empty_queue() -> None:
         "OWNER BATCH_NAME      SUBMITTED   DONE   RUN    IDLE   HOLD  TOTAL JOB_IDS\n"
         "\n"
         "Total for query: 0 jobs; 0 completed, 0 removed, 0 idle, 0 running, 0 held, 0 suspended \n"
-        "Total for all users: 0 jobs; 0 completed, 0 removed, 0 idle, 0 running, 0 held, 0 suspended\n"
+        "Total for all users: 0 jobs; 0 completed, 0 removed, 0 idle, 0 running, 0 held, "
+        "0 suspended\n"
         "\n"
     )
 

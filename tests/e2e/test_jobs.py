@@ -32,7 +32,7 @@ queue 3
         codes = [m.group(1) for m in re.finditer(r"^(\d{3}) " + re.escape(job), log, re.M)]
         assert codes[0] == "000" and "001" in codes and codes[-1] == "005", codes
     assert "(1) Normal termination (return value 2)" in log
-    assert re.search(r"Job executing on host: <127\.0\.0\.1:\d+>\n\tSlotName: slot1_\d+@", log)
+    assert re.search(r"Job executing on host: <127\.0\.0\.1:\d+\?addrs=[^>]+>\n\tSlotName: slot1_\d+@", log)
 
 
 def test_job_killed_by_signal_reports_it(make_pool) -> None:

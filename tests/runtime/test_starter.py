@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-import psutil  # type: ignore[import-untyped]
+import psutil
 import pytest
 
 from htcpool.classad import ClassAd
@@ -69,8 +69,26 @@ async def poll(check: Callable[[], bool], timeout: float = 3.0) -> None:
         await asyncio.sleep(0.02)
 
 
-def run(test: Callable[[], Awaitable[None]], limit: float = 9.0) -> None:
-    asyncio.run(asyncio.wait_for(test(), limit))
+HANDLES: list[StarterHandle] = []
+
+
+def run(test: Callable[[], Awaitable[None]], limit: float = 8.0) -> None:
+    """Run ``test`` in a fresh loop, then make sure every starter it spawned is gone."""
+
+    async def bounded() -> None:
+        try:
+            await asyncio.wait_for(test(), limit)
+        finally:
+            while HANDLES:
+                await asyncio.wait_for(HANDLES.pop().kill_family(), 1.0)
+
+    asyncio.run(bounded())
+
+
+async def spawn(spec: LaunchSpec, events: Events) -> StarterHandle:
+    handle = await StarterHandle.spawn(spec, events)
+    HANDLES.append(handle)
+    return handle
 
 
 def status(pid: int) -> str:
@@ -86,7 +104,7 @@ def gone(pid: int) -> bool:
 
 async def start(spec: LaunchSpec) -> tuple[StarterHandle, Events, int]:
     events = Events()
-    handle = await StarterHandle.spawn(spec, events)
+    handle = await spawn(spec, events)
     started = await events.until("started")
     assert handle.job_pid == started["pid"]
     return handle, events, started["pid"]
@@ -174,17 +192,17 @@ def test_soft_kill_delivers_the_signal_to_a_trapping_job(tmp_path: Path) -> None
     assert (tmp_path / "trapped").read_text() == "caught\n"
 
 
-def test_soft_kill_of_a_suspended_job_continues_it(tmp_path: Path) -> None:
-    spec = make_spec(tmp_path, script(tmp_path, "touch ready\nexec sleep 30\n"))
+def test_soft_kill_of_a_suspended_job_sends_killsig_and_continues_it(tmp_path: Path) -> None:
+    spec = make_spec(tmp_path, script(tmp_path, "touch ready\nexec sleep 30\n"), KillSig="HUP")
 
     async def test() -> None:
         handle, events, pid = await start(spec)
         await poll(lambda: (tmp_path / "scratch" / "ready").exists())
         await handle.suspend()
         await poll(lambda: status(pid) == psutil.STATUS_STOPPED)
-        await handle.soft_kill("TERM")
+        await handle.soft_kill()
         exited = await events.until("exited")
-        assert exited["exit_signal"] == int(signal.SIGTERM)
+        assert exited["exit_signal"] == int(signal.SIGHUP)
         assert "continued" in events.kinds()
 
     run(test)
@@ -244,7 +262,7 @@ def test_missing_executable_is_an_error_event(tmp_path: Path) -> None:
 
     async def test() -> None:
         events = Events()
-        handle = await StarterHandle.spawn(spec, events)
+        handle = await spawn(spec, events)
         error = await events.until("error")
         assert "no-such-program" in error["message"]
         await handle.wait()
@@ -259,7 +277,7 @@ def test_unreadable_stdin_is_an_error_event(tmp_path: Path) -> None:
 
     async def test() -> None:
         events = Events()
-        handle = await StarterHandle.spawn(spec, events)
+        handle = await spawn(spec, events)
         assert "absent.txt" in (await events.until("error"))["message"]
         await handle.wait()
 

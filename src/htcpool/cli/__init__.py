@@ -22,6 +22,19 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "restart": ("htcpool.cli.pool:restart", "Restart daemons (condor_restart)"),
     "reconfig": ("htcpool.cli.pool:reconfig", "Re-read the configuration (condor_reconfig)"),
     "submit": ("htcpool.cli.submit", "Submit jobs, or print their ads with -dry-run (condor_submit)"),
+    "q": ("htcpool.cli.q", "Show the job queue (condor_q)"),
+    "status": ("htcpool.cli.status", "Show the pool's slots and daemons (condor_status)"),
+    "userprio": ("htcpool.cli.userprio", "Show or change user priorities (condor_userprio)"),
+    "prio": ("htcpool.cli.jobs:prio", "Change job priorities (condor_prio)"),
+    "hold": ("htcpool.cli.jobs:hold", "Hold jobs (condor_hold)"),
+    "release": ("htcpool.cli.jobs:release", "Release held jobs (condor_release)"),
+    "rm": ("htcpool.cli.jobs:rm", "Remove jobs (condor_rm)"),
+    "vacate_job": ("htcpool.cli.jobs:vacate_job", "Vacate running jobs (condor_vacate_job)"),
+    "vacate": ("htcpool.cli.drain:vacate", "Vacate every job of a machine (condor_vacate)"),
+    "drain": ("htcpool.cli.drain:drain", "Drain a machine (condor_drain)"),
+    "history": ("htcpool.cli.history", "Jobs that left the queue (condor_history)"),
+    "who": ("htcpool.cli.drain:who", "Jobs running on this machine (condor_who)"),
+    "reschedule": ("htcpool.cli.drain:reschedule", "Negotiate now (condor_reschedule)"),
 }
 
 

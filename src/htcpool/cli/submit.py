@@ -113,8 +113,6 @@ def _submit_to_schedd(jobs: list, terse: bool) -> int:
         return 1
     try:
         client = PoolClient(local_layout())
-        if not terse:
-            print("Submitting job(s)" + "." * len(jobs))
         reply = client.send("schedd", Submit(getpass.getuser(), tuple(jobs)))
     except (PoolNotRunning, RequestRefused) as e:
         print(f"\nERROR: Failed submitting the job(s): {e}", file=sys.stderr)
@@ -125,6 +123,6 @@ def _submit_to_schedd(jobs: list, terse: bool) -> int:
         last = reply.count - 1
         print(f"{reply.cluster}.0 - {reply.cluster}.{last}")
     else:
-        print(f"{reply.count} job(s) submitted to cluster {reply.cluster}.")
-        print(f"To monitor your job(s), run: htcpool watch_q -clusters {reply.cluster}")
+        from htcpool.cli.formats import format_submit_result
+        sys.stdout.write(format_submit_result([(reply.cluster, reply.count)]))
     return 0

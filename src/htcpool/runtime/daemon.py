@@ -142,6 +142,14 @@ class Daemon:
         self._stopping = asyncio.Event()
         self.stop_how = "graceful"
 
+    @property
+    def sinful(self) -> str:
+        """This daemon's address in HTCondor's form: ``<ip:port?addrs=ip-port&alias=host>``."""
+        hostport = self.url.removeprefix("http://")
+        ip, _, port = hostport.rpartition(":")
+        alias = self.config.get_str("FULL_HOSTNAME") or "localhost"
+        return f"<{hostport}?addrs={ip}-{port}&alias={alias}>"
+
     def poke(self) -> None:
         self._wake.set()
 

@@ -30,6 +30,7 @@ import asyncio
 import getpass
 import logging
 import time
+from dataclasses import replace
 from typing import Any
 
 import httpx
@@ -135,7 +136,7 @@ class ScheddService:
 
     # ------------------------------------------------------------------ lifecycle
     async def start(self) -> None:
-        self.settings.schedd_address = "<" + self.daemon.url.removeprefix("http://") + ">"
+        self.settings.schedd_address = self.daemon.sinful
         self._advertise(self.daemon.clock())
         await self._reconnect_all()
         self.ready.set()
@@ -191,8 +192,22 @@ class ScheddService:
             return
         self.daemon.outbox.post(url, message)
 
+    def _for_startd(self, action: Any) -> Any:
+        """A claim request or activation carries the submitter's accounting name, as the startd
+        advertises it (``AccountingGroup``, with the accounting domain) and charges it."""
+        if isinstance(action, m.RequestClaim | m.ActivateClaim):
+            claim = self.claims.claims.get(action.claim_id)
+            job = action.request if isinstance(action, m.RequestClaim) else action.job
+            if claim is not None and "AccountingGroup" in job and job.get("AccountingGroup") != claim.submitter:
+                job = job.copy()
+                job["AccountingGroup"] = claim.submitter
+                return replace(action, request=job) if isinstance(action, m.RequestClaim) \
+                    else replace(action, job=job)
+        return action
+
     def _send_all(self, actions: list[Any]) -> None:
         for action in actions:
+            action = self._for_startd(action)
             self._to_startd(action.claim_id, action)
             if isinstance(action, m.ReleaseClaim):
                 self._reschedule("a claim was released")
@@ -277,9 +292,16 @@ class ScheddService:
     def _submit(self, message: Submit, now: float) -> Submitted:
         if not message.ads:
             raise RequestRefused(400, "Submit: no job ads")
+        ads = list(message.ads)
+        user = f"{message.owner}@{self.settings.accounting_domain}" if self.settings.accounting_domain \
+            else message.owner
+        for ad in ads:
+            ad["TotalSubmitProcs"] = len(ads)
+            if "User" not in ad:
+                ad["User"] = user
         try:
             with self.store.batch():
-                cluster, warnings = self.queue.submit(message.owner, list(message.ads), now)
+                cluster, warnings = self.queue.submit(message.owner, ads, now)
         except ScheddError as e:
             raise RequestRefused(400, str(e)) from None
         self._advertise(now)

@@ -34,12 +34,14 @@ from typing import Any, cast
 
 import psutil
 
-from htcpool.classad import ClassAd
+from htcpool.classad import ClassAd, ClassAdError, EvalContext, ExprTree, fixed_clock
 from htcpool.protocol import (
+    AdList,
     DaemonCommand,
     InvalidateAd,
     JobUpdate,
     Ok,
+    QueryAds,
     Reconnect,
     ReconnectReply,
     UpdateAd,
@@ -143,7 +145,24 @@ class StartdService:
             return ReconnectReply(message.claim_id, True, slot.name, slot.activity.value)
         if isinstance(message, DaemonCommand):
             return await self._command(message, now)
+        if isinstance(message, QueryAds):  # condor_status -direct
+            return AdList(tuple(self._direct_query(message, now)))
         raise RequestRefused(400, f"the startd does not take {type(message).__name__}")
+
+    def _direct_query(self, message: QueryAds, now: float) -> list[ClassAd]:
+        try:
+            test = ExprTree(message.constraint) if message.constraint else None
+        except ClassAdError as e:
+            raise RequestRefused(400, f"the constraint {message.constraint!r} does not parse: {e}") from None
+        ctx = EvalContext(clock=fixed_clock(now))
+        out = []
+        for ad in self.core.ads().values():
+            ad = ad.copy()
+            ad.update(self.settings.machine_attrs)
+            ad["MyAddress"] = self.daemon.url
+            if test is None or test.evaluate(ad, None, ctx) is True:
+                out.append(ad)
+        return out
 
     async def _command(self, message: DaemonCommand, now: float) -> Any:
         if message.command == "off":
@@ -199,7 +218,7 @@ class StartdService:
 
     def _sinful(self) -> str:
         """The address in HTCondor's ``<host:port>`` form."""
-        return "<" + self.daemon.url.removeprefix("http://") + ">"
+        return self.daemon.sinful
 
     def _advertise(self, name: str, ad: ClassAd) -> None:
         ad = ad.copy()

@@ -18,14 +18,15 @@ How it works. The starter makes the scratch directory, writes the job ad into
 it, copies the input files, and starts the job with ``start_new_session`` so
 the job leads its own process group. On Linux the starter also becomes a child
 subreaper, so processes the job orphans stay its descendants: they are counted
-in the usage and reaped here. One thread reads commands; the main thread waits
-for the job with ``waitid(WNOWAIT)``, sampling usage with psutil between
-waits. When the leader exits it is left a zombie for a moment, which keeps its
+in the usage and reaped here. One thread reads commands; the main thread polls
+for the leader's exit with ``waitid(WNOHANG | WNOWAIT)`` and samples usage
+with psutil. The leader is left a zombie for a moment, which keeps its
 process-group id from being reused while the remaining members are SIGKILLed;
 then it is reaped, outputs go back to ``Iwd``, the scratch directory is removed
 and ``exited`` is written. End of file on stdin means the startd is gone: the
-group is SIGKILLed and nothing is transferred. SIGTERM or SIGHUP to the starter
-itself hard-kills the job the same way.
+group is SIGKILLed and nothing is transferred. SIGTERM, SIGHUP or SIGINT to the
+starter itself does the same. The peak resident set size comes from the samples
+only: a child's ``ru_maxrss`` still counts the Python process it was forked from.
 """
 
 from __future__ import annotations
@@ -43,9 +44,8 @@ import time
 import traceback
 from typing import IO, Any
 
-import psutil
-
 from htcpool.runtime.launch import JOB_AD_FILE, LaunchError, LaunchSpec, signal_number
+from htcpool.runtime.sensors import ProcessTreeUsage
 
 _PR_SET_CHILD_SUBREAPER = 36
 _CLEANUP_DEADLINE = 5.0
@@ -70,59 +70,6 @@ class EventWriter:
                 self.stream.flush()
             except (OSError, ValueError):
                 pass
-
-
-class UsageSampler:
-    """CPU, memory and image size summed over this process's descendants (the job's tree).
-
-    ``cpu_load`` is the CPU seconds the tree used since the previous sample per
-    wall-clock second: processes are told apart by (pid, start time), and the
-    time of one that vanished between samples is simply lost. CPU totals include
-    what each process's reaped children used, and never go down.
-    """
-
-    def __init__(self) -> None:
-        self.previous: dict[tuple[int, float], float] = {}
-        self.last = time.monotonic()
-        self.user_cpu = 0.0
-        self.sys_cpu = 0.0
-        self.rss_peak_kb = 0
-
-    def sample(self) -> dict[str, Any]:
-        now = time.monotonic()
-        current: dict[tuple[int, float], float] = {}
-        busy = user = system = 0.0
-        rss = vms = 0
-        for proc in _descendants():
-            try:
-                with proc.oneshot():
-                    key = (proc.pid, proc.create_time())
-                    times = proc.cpu_times()
-                    memory = proc.memory_info()
-            except psutil.Error:
-                continue
-            proc_user = times.user + times.children_user
-            proc_system = times.system + times.children_system
-            current[key] = proc_user + proc_system
-            busy += max(0.0, current[key] - self.previous.get(key, 0.0))
-            user += proc_user
-            system += proc_system
-            rss += memory.rss
-            vms += memory.vms
-        elapsed = max(now - self.last, 1e-6)
-        self.previous, self.last = current, now
-        self.user_cpu = max(self.user_cpu, user)
-        self.sys_cpu = max(self.sys_cpu, system)
-        self.rss_peak_kb = max(self.rss_peak_kb, rss // 1024)
-        return {"cpu_load": round(busy / elapsed, 4), "rss_kb": rss // 1024,
-                "image_size_kb": vms // 1024, "user_cpu": self.user_cpu, "sys_cpu": self.sys_cpu}
-
-
-def _descendants() -> list[Any]:
-    try:
-        return list(psutil.Process().children(recursive=True))
-    except psutil.Error:
-        return []
 
 
 def become_subreaper() -> None:
@@ -196,17 +143,17 @@ def transfer_outputs(spec: LaunchSpec, names: list[str]) -> list[str]:
     return problems
 
 
-def open_streams(spec: LaunchSpec) -> tuple[IO[bytes], IO[bytes], IO[bytes]]:
+def open_streams(spec: LaunchSpec) -> list[IO[bytes]]:
+    """The job's stdin, stdout and stderr (one file when stdout and stderr are the same)."""
     opened: list[IO[bytes]] = []
     try:
-        opened.append(open(spec.stdin, "rb"))
-        opened.append(open(spec.stdout, "ab"))
-        opened.append(open(spec.stderr, "ab") if spec.stderr != spec.stdout else opened[1])
+        for path, mode in ((spec.stdin, "rb"), (spec.stdout, "wb"), (spec.stderr, "wb")):
+            opened.append(opened[1] if len(opened) == 2 and path == spec.stdout else open(path, mode))
     except OSError as e:
-        for f in opened:
+        for f in set(opened):
             f.close()
         raise StartupFailure(f"cannot open {e.filename}: {e.strerror}") from None
-    return opened[0], opened[1], opened[2]
+    return opened
 
 
 class Starter:
@@ -221,7 +168,7 @@ class Starter:
         self.stopped = False
         self.killed = False
         self.orphaned = False  # stdin closed: the startd is gone
-        self.sampler = UsageSampler()
+        self.sampler = ProcessTreeUsage()
 
     def start(self) -> dict[str, tuple[int, int]]:
         before = prepare_scratch(self.spec)
@@ -238,7 +185,6 @@ class Starter:
         finally:
             for f in set(streams):
                 f.close()
-        self.sampler = UsageSampler()
         self.emit("started", pid=self.proc.pid)
         if self.orphaned:  # told to stop while starting
             self.abandon()

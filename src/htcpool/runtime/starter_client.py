@@ -98,8 +98,9 @@ class StarterHandle:
     async def continue_(self) -> None:
         await self._send({"cmd": "continue"})
 
-    async def soft_kill(self, sig: str | int = "SIGTERM") -> None:
-        await self._send({"cmd": "soft_kill", "signal": canonical_signal(sig)})
+    async def soft_kill(self, sig: str | int | None = None) -> None:
+        """``sig`` (default: the job's KillSig) to the job's group; LaunchError for an unknown one."""
+        await self._send({"cmd": "soft_kill", "signal": canonical_signal(sig or self.spec.kill_sig)})
 
     async def hard_kill(self) -> None:
         await self._send({"cmd": "hard_kill"})

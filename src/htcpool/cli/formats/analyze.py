@@ -46,7 +46,18 @@ from htcpool.cli.formats.clauses import (
     split_clauses,
     wrap_expression,
 )
-from htcpool.cli.formats.fields import job_id, lookup_bool, lookup_int, lookup_str
+from htcpool.cli.formats.fields import (
+    COMPLETED,
+    HELD,
+    REMOVED,
+    RUNNING,
+    SUSPENDED,
+    TRANSFERRING_OUTPUT,
+    job_id,
+    lookup_bool,
+    lookup_int,
+    lookup_str,
+)
 from htcpool.cli.formats.fields import summarize_address as _summarize
 
 UNITS = {"requestdisk": "kb", "requestmemory": "mb", "disk": "kb", "memory": "mb"}
@@ -138,14 +149,14 @@ def machine_of(slot: ClassAd) -> str:
 
 def _job_status_note(job: ClassAd) -> str:
     status = lookup_int(job, "JobStatus")
-    if status in (2, 6, 7):
+    if status in (RUNNING, TRANSFERRING_OUTPUT, SUSPENDED):
         return "Job is running."
-    if status == 5:
+    if status == HELD:
         reason = lookup_str(job, "HoldReason")
         return "Job is held." + (f"\n\nHold reason: {reason}" if reason else "")
-    if status == 3:
+    if status == REMOVED:
         return "Job is removed."
-    if status == 4:
+    if status == COMPLETED:
         return "Job is completed."
     return ""
 

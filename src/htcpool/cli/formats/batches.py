@@ -31,6 +31,11 @@ from dataclasses import dataclass, field
 
 from htcpool.classad import ClassAd
 from htcpool.cli.formats.fields import (
+    HELD,
+    IDLE,
+    RUNNING,
+    SUSPENDED,
+    TRANSFERRING_OUTPUT,
     Column,
     fit_line,
     format_short_date,
@@ -144,11 +149,11 @@ def progress(batch: Batch) -> Progress:
             p.done += lookup_int(job, "DAG_NodesDone") or 0
             continue
         status = lookup_int(job, "JobStatus")
-        if status in (2, 6):
+        if status in (RUNNING, TRANSFERRING_OUTPUT):
             p.running += 1
-        elif status in (1, 7):
+        elif status in (IDLE, SUSPENDED):
             p.idle += 1
-        elif status == 5:
+        elif status == HELD:
             p.held += 1
         clusters.setdefault(job_id(job)[0], []).append(job)
     if not in_dag:

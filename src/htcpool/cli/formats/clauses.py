@@ -10,7 +10,8 @@ before parents, and a node gets the next step number when it is
   ``versionGE(...)``, a literal): its step reads as the node.
 
 Parentheses take no step; they pass on the step of what they enclose. The
-operands of comparisons and arithmetic are not split further. HTCondor folds
+operands of comparisons and arithmetic are not split further, except what
+sits inside parentheses there. HTCondor folds
 ``!x`` into the step of ``x``; here ``!`` keeps a step of its own, so a
 negated condition is not counted as the condition (a defect not copied).
 

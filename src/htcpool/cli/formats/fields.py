@@ -29,6 +29,9 @@ from htcpool.classad import ClassAd
 from htcpool.classad.errors import ClassAdError
 from htcpool.classad.values import ERROR
 
+# JobStatus values (HTCondor's condor_constants)
+IDLE, RUNNING, REMOVED, COMPLETED, HELD, TRANSFERRING_OUTPUT, SUSPENDED = 1, 2, 3, 4, 5, 6, 7
+
 
 def evaluate(ad: ClassAd, attr: str) -> Any:
     """The engine value of ``attr`` in ``ad`` (UNDEFINED when absent, ERROR when not computable)."""

@@ -53,6 +53,13 @@ from collections.abc import Sequence
 from htcpool.classad import ClassAd
 from htcpool.cli.formats.batches import batch_rows
 from htcpool.cli.formats.fields import (
+    COMPLETED,
+    HELD,
+    IDLE,
+    REMOVED,
+    RUNNING,
+    SUSPENDED,
+    TRANSFERRING_OUTPUT,
     Column,
     fit_line,
     format_duration,
@@ -67,8 +74,6 @@ from htcpool.cli.formats.fields import (
     render_row,
     summarize_address,
 )
-
-IDLE, RUNNING, REMOVED, COMPLETED, HELD, TRANSFERRING_OUTPUT, SUSPENDED = 1, 2, 3, 4, 5, 6, 7
 
 STATUS_LETTERS = {
     IDLE: "I",

@@ -1,0 +1,48 @@
+"""``htcpool history``: condor_history.
+
+    htcpool history [-long] [-af ATTR...] [-constraint EXPR] [-limit N] [cluster|cluster.proc|user]...
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from htcpool.classad import quote
+from htcpool.cli.common import connect, local_zone, request, run_tool
+from htcpool.protocol import HistoryQuery
+from htcpool.schedd import format_autoformat, format_history, format_long
+
+
+def main(argv: list[str]) -> int:
+    p = argparse.ArgumentParser(prog="htcpool history", description="Jobs that left the queue (condor_history).")
+    p.add_argument("-long", "-l", action="store_true")
+    p.add_argument("-af", "-autoformat", nargs="+", metavar="ATTR")
+    p.add_argument("-constraint", metavar="EXPR")
+    p.add_argument("-limit", "-match", type=int, default=0)
+    p.add_argument("targets", nargs="*")
+    args = p.parse_args(argv)
+
+    def body() -> int:
+        picks = []
+        for t in args.targets:
+            if t.replace(".", "").isdigit():
+                c, _, proc = t.partition(".")
+                picks.append(f"(ClusterId == {c}" + (f" && ProcId == {proc})" if proc else ")"))
+            else:
+                picks.append(f"(Owner == {quote(t)})")
+        parts = [" || ".join(picks)] if picks else []
+        if args.constraint:
+            parts.append(f"({args.constraint})")
+        client = connect()
+        newest_first = list(request(client, "schedd", HistoryQuery(" && ".join(parts), args.limit)).ads)
+        ads = newest_first[::-1]  # the formatters take the history oldest first, as it was written
+        if args.af:
+            sys.stdout.write(format_autoformat(ads, args.af))
+        elif args.long:
+            sys.stdout.write(format_long(ads))
+        else:
+            sys.stdout.write(format_history(ads, zone=local_zone()))
+        return 0
+
+    return run_tool("htcpool history", body)

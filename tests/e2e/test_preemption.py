@@ -1,0 +1,220 @@
+"""Preemption on a live pool: the machine's RANK, retirement, user priority with
+PREEMPTION_REQUIREMENTS, and fair share between users (seeds: policy-configuration.rst,
+"The RANK Expression" and "Claimed State"; user-priorities-and-negotiation.txt, 3.6.3
+"Priorities in Negotiation and Preemption" and 3.6.6 "the Pie Spin and Pie Slice").
+
+Submitters are told apart by ``Owner`` (``pool.submit(..., owner=...)``); their accounting
+names are ``owner@e2e.test``. Every HTCondor user starts with priority factor 1000
+(DEFAULT_PRIO_FACTOR), so a test gives one user a better priority by lowering its factor.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+
+from htcpool.protocol import UserprioCommand, UserprioQuery
+from tests.e2e.pool import script
+
+DOMAIN = "e2e.test"
+
+
+def _static_slots(n: int) -> str:
+    return f"""
+UID_DOMAIN = {DOMAIN}
+NUM_CPUS = {n}
+SLOT_TYPE_1 = cpus=1
+NUM_SLOTS_TYPE_1 = {n}
+SLOT_TYPE_1_PARTITIONABLE = false
+"""
+
+
+# A job that runs until it is evicted: it notes its start and its SIGTERM (the default KillSig)
+# in files named after its first argument, in the jobs directory.
+def _worker(pool) -> str:
+    return script(pool.jobs_dir, "worker.sh",
+                  'trap \'echo "$(date +%s.%N)" >> "$2/$1.term"; exit 0\' TERM\n'
+                  'echo start >> "$2/$1.runs"\nsleep 300 &\nwait\n')
+
+
+def _submit(pool, owner: str, count: int = 1) -> int:
+    exe = _worker(pool)
+    return pool.submit(f"executable = {exe}\narguments = {owner}.$(Process) {pool.jobs_dir}\n"
+                       f"log = {owner}.log\nqueue {count}\n", owner=owner)
+
+
+def _running(pool, cluster: int, count: int = 1) -> bool:
+    return all(pool.status(cluster, p) == 2 for p in range(count))
+
+
+def _remote_owners(pool) -> list[str]:
+    return sorted(str(s.get("RemoteOwner", "")).split("@")[0] for s in pool.slots())
+
+
+def _evictions(pool, owner: str) -> int:
+    log = (pool.jobs_dir / f"{owner}.log").read_text()
+    return len(re.findall(r"^004 ", log, re.M))
+
+
+def _setfactor(pool, user: str, factor: float) -> None:
+    pool.c.send("negotiator", UserprioCommand("setfactor", f"{user}@{DOMAIN}", factor))
+
+
+def _priorities(pool) -> dict[str, dict]:
+    return {str(r["Name"]).split("@")[0]: r for r in pool.c.send("negotiator", UserprioQuery()).rows}
+
+
+def test_rank_preemption_on_garrisons_machine(make_pool) -> None:
+    """The RANK Expression (policy-configuration.rst): on ``bass``,
+    RANK = (Owner == "coltrane") + (Owner == "tyner") + ((Owner == "garrison") * 10)
+    + (Owner == "jones"). Elvin Jones' job (rank 1) preempts an outsider's (rank 0); Jimmy
+    Garrison's (rank 10) preempts Jones'; Coltrane's (rank 1) does not preempt Garrison's.
+    RANK preemption needs no PREEMPTION_REQUIREMENTS (false here, as by default)."""
+    pool = make_pool(_static_slots(1) + """
+RANK = (Owner == "coltrane") + (Owner == "tyner") + ((Owner == "garrison") * 10) + (Owner == "jones")
+PREEMPTION_REQUIREMENTS = False
+""")
+    outsider = _submit(pool, "miles")
+    pool.wait_for(lambda: _running(pool, outsider), 30, "the outsider's job running")
+
+    jones = _submit(pool, "jones")
+    pool.wait_for(lambda: _running(pool, jones), 30, "Jones' job preempting the outsider's")
+    assert pool.status(outsider) == 1 and _evictions(pool, "miles") == 1
+    assert (pool.jobs_dir / "miles.0.term").exists()  # vacated with its KillSig
+    slot = pool.slots()[0]
+    assert str(slot["RemoteOwner"]).startswith("jones@") and slot["CurrentRank"] == 1
+
+    garrison = _submit(pool, "garrison")
+    pool.wait_for(lambda: _running(pool, garrison), 30, "Garrison's job preempting Jones'")
+    assert pool.status(jones) == 1 and _evictions(pool, "jones") == 1
+    assert pool.slots()[0]["CurrentRank"] == 10
+
+    coltrane = _submit(pool, "coltrane")
+    time.sleep(6)  # three negotiation cycles: rank 1 < 10, no preemption
+    assert pool.status(garrison) == 2 and pool.status(coltrane) == 1
+    assert _remote_owners(pool) == ["garrison"]
+    assert not (pool.jobs_dir / "garrison.0.term").exists()
+    assert (pool.jobs_dir / "miles.0.runs").read_text() == "start\n"  # evicted jobs waited
+
+
+@pytest.mark.parametrize("early", [False, True], ids=["retire-then-match", "early-preemption"])
+def test_rank_preemption_waits_for_max_job_retirement_time(make_pool, early: bool) -> None:
+    """Claimed State, transitions 13 and 18 (policy-configuration.rst): a job preempted for a
+    better-ranked one first retires - it keeps running for MAXJOBRETIREMENTTIME counted from
+    its start - and is then vacated. Without NEGOTIATOR_CONSIDER_EARLY_PREEMPTION the
+    negotiator leaves the claim alone until its retirement is over (the slot stays
+    Claimed/Busy); with it the preempting claim arrives at once and the slot shows
+    Claimed/Retiring for the rest of the retirement."""
+    retirement = 8
+    pool = make_pool(_static_slots(1) + f"""
+RANK = Owner == "coltrane"
+MAXJOBRETIREMENTTIME = {retirement}
+NEGOTIATOR_CONSIDER_EARLY_PREEMPTION = {early}
+""")
+    garrison = _submit(pool, "garrison")
+    pool.wait_for(lambda: _running(pool, garrison), 30, "Garrison's job running")
+    job_start = int(pool.slots()[0]["JobStart"])
+    coltrane = _submit(pool, "coltrane")
+    seen: set[str] = set()
+
+    def vacated() -> bool:
+        slot = pool.slots()[0]
+        seen.add(f"{slot['State']}/{slot['Activity']}")
+        return (pool.jobs_dir / "garrison.0.term").exists()
+
+    pool.wait_for(vacated, retirement + 15, "Garrison's job vacated")
+    term_at = float((pool.jobs_dir / "garrison.0.term").read_text().split()[0])
+    assert term_at >= job_start + retirement - 1, (term_at - job_start, seen)
+    if early:
+        assert "Claimed/Retiring" in seen, seen
+    else:
+        assert "Claimed/Retiring" not in seen, seen
+    pool.wait_for(lambda: _running(pool, coltrane), 20, "Coltrane's job running")
+    assert pool.status(garrison) == 1 and _evictions(pool, "garrison") == 1
+    assert _remote_owners(pool) == ["coltrane"]
+
+
+def test_priority_preemption_with_preemption_requirements(make_pool) -> None:
+    """Priorities in Negotiation and Preemption (user-priorities-and-negotiation.txt 3.6.3,
+    3.6.5 rule 4): a user with a much better effective priority preempts the jobs of a worse
+    one when PREEMPTION_REQUIREMENTS holds - here the usual 20 % better priority, and only
+    once the running claims are older than a few seconds ("deny preemption if a current
+    running job has been running for a relatively short period of time")."""
+    hold_off = 6
+    pool = make_pool(_static_slots(2) + f"""
+PREEMPTION_REQUIREMENTS = (time() - EnteredCurrentState) > {hold_off} && RemoteUserPrio > SubmitterUserPrio * 1.2
+""")
+    _setfactor(pool, "bob", 1)
+    tester = _submit(pool, "tester", 2)
+    pool.wait_for(lambda: _running(pool, tester, 2), 30, "tester filling both slots")
+    claimed_at = max(int(s["EnteredCurrentState"]) for s in pool.slots())
+    bob = _submit(pool, "bob", 2)
+    pool.wait_for(lambda: _running(pool, bob, 2), hold_off + 20, "bob's jobs preempting")
+    prio = _priorities(pool)
+    assert prio["bob"]["Priority"] * 1.2 < prio["tester"]["Priority"]
+    for proc in range(2):
+        term_at = float((pool.jobs_dir / f"tester.{proc}.term").read_text().split()[0])
+        assert term_at >= claimed_at + hold_off - 1, term_at - claimed_at
+        assert pool.status(tester, proc) == 1
+    assert _evictions(pool, "tester") == 2
+    assert _remote_owners(pool) == ["bob", "bob"]
+    time.sleep(4)  # tester's worse priority never wins the slots back
+    assert _running(pool, bob, 2) and _remote_owners(pool) == ["bob", "bob"]
+
+
+def test_no_priority_preemption_when_the_negotiator_does_not_consider_it(make_pool) -> None:
+    """NEGOTIATOR_CONSIDER_PREEMPTION = False (user-priorities-and-negotiation.txt 3.6.3):
+    the negotiator leaves claimed slots out of matchmaking, so even a much better priority
+    and a true PREEMPTION_REQUIREMENTS preempt nothing."""
+    pool = make_pool(_static_slots(1) + """
+PREEMPTION_REQUIREMENTS = True
+NEGOTIATOR_CONSIDER_PREEMPTION = False
+""")
+    _setfactor(pool, "bob", 1)
+    tester = _submit(pool, "tester")
+    pool.wait_for(lambda: _running(pool, tester), 30, "tester's job running")
+    bob = _submit(pool, "bob")
+    time.sleep(6)  # three negotiation cycles
+    assert pool.status(tester) == 2 and pool.status(bob) == 1
+    assert _remote_owners(pool) == ["tester"]
+
+
+def test_fair_share_follows_the_inverse_effective_priorities(make_pool) -> None:
+    """The Pie Spin and Pie Slice (user-priorities-and-negotiation.txt 3.6.6, 3.6.4): each
+    cycle a user's slice of the pool is proportional to 1/EUP, EUP = RUP x factor. With
+    factors 1 and 3 (and RUPs at the 0.5 floor for the length of the test, under the
+    default one-day PRIORITY_HALFLIFE) tester should get three slots for each of bob's.
+    Tester starts with all four slots; CLAIM_WORKLIFE = 0 sends every slot back to the
+    negotiator after each job, so the shares converge without preemption."""
+    pool = make_pool(_static_slots(4) + "CLAIM_WORKLIFE = 0\n")
+    _setfactor(pool, "tester", 1)
+    _setfactor(pool, "bob", 3)
+    exe = script(pool.jobs_dir, "short.sh", "sleep 3\n")
+    tester = pool.submit(f"executable = {exe}\nqueue 60\n", owner="tester")
+    pool.wait_for(lambda: len(pool.jobs(f"ClusterId == {tester} && JobStatus == 2")) == 4, 30,
+                  "tester on all four slots")
+    bob = pool.submit(f"executable = {exe}\nqueue 60\n", owner="bob")
+    pool.wait_for(lambda: pool.jobs(f"ClusterId == {bob} && JobStatus == 2"), 20, "bob's first job")
+
+    before = _priorities(pool)
+    samples: list[tuple[int, int]] = []
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        running = pool.jobs("JobStatus == 2")
+        samples.append((sum(1 for j in running if j["ClusterId"] == tester),
+                        sum(1 for j in running if j["ClusterId"] == bob)))
+        time.sleep(0.25)
+    after = _priorities(pool)
+
+    expected = after["bob"]["Priority"] / after["tester"]["Priority"]  # 1/EUP ratio
+    assert 2.5 < expected < 3.5, expected
+    mean_tester = sum(t for t, _ in samples) / len(samples)
+    mean_bob = sum(b for _, b in samples) / len(samples)
+    assert mean_bob > 0 and expected / 1.6 < mean_tester / mean_bob < expected * 1.6, \
+        (mean_tester, mean_bob, expected)
+    usage = {u: after[u]["AccumulatedUsage"] - before[u]["AccumulatedUsage"] for u in ("tester", "bob")}
+    assert usage["bob"] > 0 and expected / 1.6 < usage["tester"] / usage["bob"] < expected * 1.6, usage
+    pool.act("remove", str(tester), user="tester")
+    pool.act("remove", str(bob), user="bob")
