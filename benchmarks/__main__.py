@@ -1,4 +1,4 @@
-"""Run the benchmarks: ``python -m benchmarks [classad] [config]``."""
+"""Run the benchmarks: ``python -m benchmarks [classad] [config] [submit] [negotiator] [startd] [pool]``."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ BENCHMARKS = {
     "submit": "benchmarks.bench_submit",
     "negotiator": "benchmarks.bench_negotiator",
     "startd": "benchmarks.bench_startd",
+    "pool": "benchmarks.bench_pool",
 }
 
 

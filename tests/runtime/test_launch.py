@@ -96,9 +96,10 @@ def test_unknown_kill_signal_is_rejected() -> None:
 
 
 def test_transfer_lists() -> None:
-    spec = spec_of(job(ShouldTransferFiles="YES", TransferInput="a.txt, /data/b ,sub/c",
+    spec = spec_of(job(ShouldTransferFiles="YES", TransferInput="a.txt, /data/b ,sub/c,dir/",
                        TransferOutput="result.txt,plots"))
-    assert spec.transfer_input == ("/home/alice/run/a.txt", "/data/b", "/home/alice/run/sub/c")
+    assert spec.transfer_input == ("/home/alice/run/a.txt", "/data/b", "/home/alice/run/sub/c",
+                                   "/home/alice/run/dir/")
     assert spec.transfer_output == ("result.txt", "plots")
     assert not spec.transfer_new_files
 

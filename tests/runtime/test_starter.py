@@ -248,7 +248,8 @@ def test_kill_family_removes_starter_and_job(tmp_path: Path) -> None:
     async def test() -> None:
         handle, events, pid = await start(spec)
         await handle.kill_family()
-        assert handle.done and gone(pid) and gone(handle.pid)
+        assert handle.done and gone(handle.pid)
+        await poll(lambda: gone(pid))  # SIGKILL takes effect when the job is next scheduled
         assert events.kinds().count("exited") == 1
         assert events.seen[-1].get("reported_error") is True
         await handle.hard_kill()  # talking to a dead starter does not raise
@@ -286,16 +287,19 @@ def test_unreadable_stdin_is_an_error_event(tmp_path: Path) -> None:
 
 def test_input_and_output_transfer(tmp_path: Path) -> None:
     (tmp_path / "in.txt").write_text("input\n")
-    body = "cat in.txt > result.txt\necho more >> result.txt\nmkdir sub\necho x > sub/ignored\n"
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "x.txt").write_text("from a directory\n")
+    body = ("cat in.txt x.txt > result.txt\necho more >> result.txt\n"
+            "mkdir sub\necho x > sub/ignored\n")
     spec = make_spec(tmp_path, script(tmp_path, body), ShouldTransferFiles="YES",
-                     TransferInput="in.txt")
+                     TransferInput="in.txt,data/")
 
     async def test() -> None:
         handle, events, _ = await start(spec)
         assert (await events.until("exited"))["exit_code"] == 0
 
     run(test)
-    assert (tmp_path / "result.txt").read_text() == "input\nmore\n"
+    assert (tmp_path / "result.txt").read_text() == "input\nfrom a directory\nmore\n"
     assert not (tmp_path / "sub").exists() and not (tmp_path / ".job.ad").exists()
     assert not (tmp_path / "scratch").exists()
 
@@ -309,7 +313,8 @@ def test_listed_outputs_and_the_job_ad(tmp_path: Path) -> None:
         handle, events, _ = await start(spec)
         exited = await events.until("exited")
         assert exited["exit_code"] == 0
-        assert any("missing.txt" in p for p in exited["transfer_errors"])
+        assert [p for p in exited["transfer_errors"] if "missing.txt" in p] == exited["transfer_errors"]
+        assert len(exited["transfer_errors"]) == 1
 
     run(test)
     assert "ClusterId = 12" in (tmp_path / "ad.copy").read_text()

@@ -13,6 +13,7 @@ import sys
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "demo": ("htcpool.cli.demo", "Run the personal-pool demonstration (the README's first command)"),
+    "classad-demo": ("htcpool.cli.classad_demo", "Show a job ad matched against three machine ads"),
     "classad": ("htcpool.cli.classad_tool", "Evaluate ClassAd expressions and match ads"),
     "config_val": ("htcpool.cli.config_val", "Query the configuration (condor_config_val)"),
     "up": ("htcpool.cli.pool:up", "Start a personal pool"),

@@ -34,11 +34,10 @@ import os
 import signal
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from htcpool.classad import ClassAd
-from htcpool.submit.argsenv import split_v2
-from htcpool.submit.errors import SubmitError
+if TYPE_CHECKING:  # the starter imports this module; it needs no ClassAd machinery
+    from htcpool.classad import ClassAd
 
 JOB_AD_FILE = ".job.ad"
 DEFAULT_USAGE_INTERVAL = 5.0
@@ -151,23 +150,33 @@ def _string(job: ClassAd, attr: str) -> str | None:
 
 
 def _resolve(path: str, base: str) -> str:
+    """``path`` made absolute against ``base``, keeping a trailing slash (it means "contents")."""
     if path == "/dev/null":
         return path
-    return os.path.normpath(os.path.join(base, os.path.expanduser(path)))
+    resolved = os.path.normpath(os.path.join(base, os.path.expanduser(path)))
+    return resolved + "/" if path.endswith("/") and resolved != "/" else resolved
 
 
 def _names(value: str | None) -> list[str]:
     return [n.strip() for n in (value or "").split(",") if n.strip()]
 
 
+def _words(value: str, attr: str) -> list[str]:
+    """The words of a new-syntax value (imported late: the starter never parses ads)."""
+    from htcpool.submit.argsenv import split_v2
+    from htcpool.submit.errors import SubmitError
+
+    try:
+        return split_v2(value)
+    except SubmitError as e:
+        raise LaunchError(f"{attr}: {e}") from None
+
+
 def job_arguments(job: ClassAd) -> tuple[str, ...]:
     """The argument vector after the executable: ``Arguments`` first, else ``Args``."""
     v2 = _string(job, "Arguments")
     if v2 is not None and v2.strip():
-        try:
-            return tuple(split_v2(v2))
-        except SubmitError as e:
-            raise LaunchError(f"Arguments: {e}") from None
+        return tuple(_words(v2, "Arguments"))
     v1 = _string(job, "Args")
     return tuple((v1 or "").split())
 
@@ -176,10 +185,7 @@ def job_environment(job: ClassAd) -> dict[str, str]:
     """NAME → value from ``Environment`` (new syntax) or else ``Env`` (old syntax)."""
     v2 = _string(job, "Environment")
     if v2 is not None:
-        try:
-            entries = split_v2(v2)
-        except SubmitError as e:
-            raise LaunchError(f"Environment: {e}") from None
+        entries = _words(v2, "Environment")
         attr = "Environment"
     else:
         entries = [e.strip() for e in (_string(job, "Env") or "").split(";")]

@@ -1,4 +1,4 @@
-"""What is measured: the machine for the startd, a job's processes for the starter.
+"""What the startd measures about its machine: load, owner activity, memory, disk.
 
 A ``SensorSource`` answers ``read(now)`` with ``SensorReadings`` (the startd
 core's message). The startd fills ``condor_load`` itself from its starters'
@@ -25,9 +25,6 @@ reads a JSON file on every call, e.g. ``{"load_avg": 0.2, "keyboard_active_at":
 is ``now`` minus that, never negative), ``memory``, ``disk`` and ``swap``. A key
 that is missing or not a number, and every key when the file is absent or not
 a JSON object, comes from the fallback source.
-
-``ProcessTreeUsage`` is the starter's measure of its job: CPU, resident and
-virtual memory summed over the starter's descendants, sampled with psutil.
 """
 
 from __future__ import annotations
@@ -36,7 +33,6 @@ import dataclasses
 import json
 import os
 import shutil
-import time
 from collections.abc import Iterable
 from typing import Any, Protocol
 
@@ -188,55 +184,4 @@ class ScriptedSensors:
         return dataclasses.replace(readings, **changes) if changes else readings
 
 
-class ProcessTreeUsage:
-    """CPU, memory and image size summed over this process's descendants (the job's tree).
-
-    ``cpu_load`` is the CPU seconds the tree used since the previous sample per
-    wall-clock second: processes are told apart by (pid, start time), and the
-    time of one that vanished between samples is simply lost. CPU totals include
-    what each process's reaped children used, and never go down.
-    """
-
-    def __init__(self) -> None:
-        self.previous: dict[tuple[int, float], float] = {}
-        self.last = time.monotonic()
-        self.user_cpu = 0.0
-        self.sys_cpu = 0.0
-        self.rss_peak_kb = 0
-
-    def sample(self) -> dict[str, Any]:
-        now = time.monotonic()
-        current: dict[tuple[int, float], float] = {}
-        busy = user = system = 0.0
-        rss = vms = 0
-        try:
-            tree = psutil.Process().children(recursive=True)
-        except psutil.Error:
-            tree = []
-        for proc in tree:
-            try:
-                with proc.oneshot():
-                    key = (proc.pid, proc.create_time())
-                    times = proc.cpu_times()
-                    memory = proc.memory_info()
-            except psutil.Error:
-                continue
-            proc_user = times.user + times.children_user
-            proc_system = times.system + times.children_system
-            current[key] = proc_user + proc_system
-            busy += max(0.0, current[key] - self.previous.get(key, 0.0))
-            user += proc_user
-            system += proc_system
-            rss += memory.rss
-            vms += memory.vms
-        elapsed = max(now - self.last, 1e-6)
-        self.previous, self.last = current, now
-        self.user_cpu = max(self.user_cpu, user)
-        self.sys_cpu = max(self.sys_cpu, system)
-        self.rss_peak_kb = max(self.rss_peak_kb, rss // 1024)
-        return {"cpu_load": round(busy / elapsed, 4), "rss_kb": rss // 1024,
-                "image_size_kb": vms // 1024, "user_cpu": self.user_cpu, "sys_cpu": self.sys_cpu}
-
-
-__all__ = ["FixedSensors", "HostSensors", "ProcessTreeUsage", "ScriptedSensors", "SensorSource",
-           "newest_access"]
+__all__ = ["FixedSensors", "HostSensors", "ScriptedSensors", "SensorSource", "newest_access"]

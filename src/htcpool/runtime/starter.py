@@ -44,8 +44,9 @@ import time
 import traceback
 from typing import IO, Any
 
+import psutil
+
 from htcpool.runtime.launch import JOB_AD_FILE, LaunchError, LaunchSpec, signal_number
-from htcpool.runtime.sensors import ProcessTreeUsage
 
 _PR_SET_CHILD_SUBREAPER = 36
 _CLEANUP_DEADLINE = 5.0
@@ -64,23 +65,65 @@ class EventWriter:
 
     def __call__(self, event: str, **fields: Any) -> None:
         line = json.dumps({"event": event, **fields})
-        with self.lock:
+        with self.lock, contextlib.suppress(OSError, ValueError):
+            self.stream.write(line + "\n")
+            self.stream.flush()
+
+
+class ProcessTreeUsage:
+    """CPU, memory and image size summed over this process's descendants (the job's tree).
+
+    ``cpu_load`` is the CPU seconds the tree used since the previous sample per
+    wall-clock second: processes are told apart by (pid, start time), and the
+    time of one that vanished between samples is simply lost. CPU totals include
+    what each process's reaped children used, and never go down.
+    """
+
+    def __init__(self) -> None:
+        self.previous: dict[tuple[int, float], float] = {}
+        self.last = time.monotonic()
+        self.user_cpu = self.sys_cpu = 0.0
+        self.rss_peak_kb = 0
+
+    def sample(self) -> dict[str, Any]:
+        now = time.monotonic()
+        current: dict[tuple[int, float], float] = {}
+        busy = user = system = 0.0
+        rss = vms = 0
+        try:
+            tree = psutil.Process().children(recursive=True)
+        except psutil.Error:
+            tree = []
+        for proc in tree:
             try:
-                self.stream.write(line + "\n")
-                self.stream.flush()
-            except (OSError, ValueError):
-                pass
+                with proc.oneshot():
+                    key = (proc.pid, proc.create_time())
+                    times = proc.cpu_times()
+                    memory = proc.memory_info()
+            except psutil.Error:
+                continue
+            proc_user = times.user + times.children_user
+            proc_system = times.system + times.children_system
+            current[key] = proc_user + proc_system
+            busy += max(0.0, current[key] - self.previous.get(key, 0.0))
+            user += proc_user
+            system += proc_system
+            rss += memory.rss
+            vms += memory.vms
+        elapsed = max(now - self.last, 1e-6)
+        self.previous, self.last = current, now
+        self.user_cpu = max(self.user_cpu, user)
+        self.sys_cpu = max(self.sys_cpu, system)
+        self.rss_peak_kb = max(self.rss_peak_kb, rss // 1024)
+        return {"cpu_load": round(busy / elapsed, 4), "rss_kb": rss // 1024,
+                "image_size_kb": vms // 1024, "user_cpu": self.user_cpu, "sys_cpu": self.sys_cpu}
 
 
 def become_subreaper() -> None:
     """Adopt orphaned descendants (Linux ``PR_SET_CHILD_SUBREAPER``); a no-op elsewhere."""
-    if not sys.platform.startswith("linux"):
-        return
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-    except (OSError, AttributeError):
-        pass
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 
 
 def prepare_scratch(spec: LaunchSpec) -> dict[str, tuple[int, int]]:
@@ -90,15 +133,20 @@ def prepare_scratch(spec: LaunchSpec) -> dict[str, tuple[int, int]]:
         with open(spec.job_ad_path, "w") as f:
             f.write(spec.job_ad_text)
         for source in spec.transfer_input:
-            name = os.path.basename(source.rstrip("/"))
-            if os.path.isdir(source):
-                target = spec.scratch_dir if source.endswith("/") else os.path.join(spec.scratch_dir, name)
-                shutil.copytree(source, target, dirs_exist_ok=True)
-            else:
-                shutil.copy2(source, os.path.join(spec.scratch_dir, name))
+            # a directory named with a trailing slash gives its contents, as in HTCondor
+            copy(source, spec.scratch_dir if source.endswith("/") and os.path.isdir(source)
+                 else os.path.join(spec.scratch_dir, os.path.basename(source.rstrip("/"))))
     except OSError as e:
         raise StartupFailure(f"cannot prepare scratch directory: {e}") from None
     return snapshot(spec.scratch_dir)
+
+
+def copy(source: str, target: str) -> None:
+    """Copy a file, or a directory with everything in it, to ``target``."""
+    if os.path.isdir(source):
+        shutil.copytree(source, target, dirs_exist_ok=True)
+    else:
+        shutil.copy2(source, target)
 
 
 def snapshot(directory: str) -> dict[str, tuple[int, int]]:
@@ -131,13 +179,9 @@ def transfer_outputs(spec: LaunchSpec, names: list[str]) -> list[str]:
     """Copy ``names`` from scratch to the output destination; the problems, as messages."""
     problems: list[str] = []
     for name in names:
-        source = os.path.join(spec.scratch_dir, name)
         target = os.path.join(spec.output_destination, os.path.basename(name.rstrip("/")))
         try:
-            if os.path.isdir(source):
-                shutil.copytree(source, target, dirs_exist_ok=True)
-            else:
-                shutil.copy2(source, target)
+            copy(os.path.join(spec.scratch_dir, name), target)
         except OSError as e:
             problems.append(f"cannot transfer output {name}: {e}")
     return problems
@@ -261,10 +305,8 @@ class Starter:
             time.sleep(min(0.05, max(0.0, next_sample - time.monotonic())))
         self.sampler.sample()  # the last look at the tree, for the totals
         with self.lock:
-            try:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
             _, status, rusage = os.wait4(pid, 0)
             self.reaped = True
             self.proc.returncode = os.waitstatus_to_exitcode(status)
@@ -283,21 +325,17 @@ class Starter:
                 return False
             if found.si_pid == pid:
                 return True
-            try:
+            with contextlib.suppress(ChildProcessError):
                 os.waitpid(found.si_pid, 0)
-            except ChildProcessError:
-                pass
 
     @staticmethod
     def _reap_group(pgid: int) -> None:
         """SIGKILL what is left of the group until it is gone, reaping adopted members."""
         deadline = time.monotonic() + _CLEANUP_DEADLINE
         while time.monotonic() < deadline:
-            try:
+            with contextlib.suppress(ChildProcessError):
                 while os.waitpid(-1, os.WNOHANG)[0] > 0:
                     pass
-            except ChildProcessError:
-                pass
             try:
                 os.killpg(pgid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
@@ -306,24 +344,16 @@ class Starter:
 
     def finish(self, before: dict[str, tuple[int, int]], status: int, rusage: Any,
                started: float) -> None:
+        """Transfer outputs (unless the startd is gone), remove scratch, write ``exited``."""
         code = os.waitstatus_to_exitcode(status)
-        problems: list[str] = []
-        if not self.orphaned:
-            problems = transfer_outputs(self.spec, output_names(self.spec, before))
+        problems = [] if self.orphaned else transfer_outputs(self.spec, output_names(self.spec, before))
         remove_scratch(self.spec)
-        usage = self.sampler
-        fields: dict[str, Any] = {
-            "exit_code": code if code >= 0 else None,
-            "exit_signal": -code if code < 0 else None,
-            "user_cpu": max(rusage.ru_utime, usage.user_cpu),
-            "sys_cpu": max(rusage.ru_stime, usage.sys_cpu),
-            "wall": round(time.monotonic() - started, 3),
-            "rss_kb": usage.rss_peak_kb,
-            "killed": self.killed,
-        }
-        if problems:
-            fields["transfer_errors"] = problems
-        self.emit("exited", **fields)
+        self.emit("exited", exit_code=code if code >= 0 else None,
+                  exit_signal=-code if code < 0 else None,
+                  user_cpu=max(rusage.ru_utime, self.sampler.user_cpu),
+                  sys_cpu=max(rusage.ru_stime, self.sampler.sys_cpu),
+                  wall=round(time.monotonic() - started, 3), rss_kb=self.sampler.rss_peak_kb,
+                  killed=self.killed, transfer_errors=problems)
 
 
 def remove_scratch(spec: LaunchSpec) -> None:

@@ -192,8 +192,11 @@ def on_deactivate(startd: Startd, msg: DeactivateClaim, now: float) -> None:
     if slot is None:
         return
     if slot.starter_active:
+        job = slot.claim.job
+        kill_sig = job.get("KillSig") if job is not None else None
         startd.emit(HardKill(slot.name, msg.claim_id) if msg.forcibly
-                    else SoftKill(slot.name, msg.claim_id, "SIGTERM", slot.claim.pledged_vacate_time))
+                    else SoftKill(slot.name, msg.claim_id, kill_sig if isinstance(kill_sig, str) else "SIGTERM",
+                                  slot.claim.pledged_vacate_time))
     startd.emit(DeactivateReply(msg.claim_id, not retirement.claim_closing(startd, slot, now)))
 
 
@@ -207,7 +210,8 @@ def on_release(startd: Startd, msg: ReleaseClaim, now: float) -> None:
     found = startd.find_claim(msg.claim_id)
     if found is not None and found.state in CLAIMED_LIKE:
         found.claim.schedd_closed = True
-        retirement.kill_claim(startd, found, now, "released by schedd")
+        # HTCondor's RELEASE_CLAIM vacates gracefully (Preempting/Vacating: the job's KillSig)
+        retirement.release_claim(startd, found, now, "released by schedd")
 
 
 def on_alive(startd: Startd, msg: Alive, now: float) -> None:

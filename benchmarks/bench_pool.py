@@ -1,0 +1,220 @@
+"""A live personal pool: submit-to-start latency, CLI submit throughput, makespan of short jobs.
+
+``main()`` starts real personal pools (``htcpool.runtime.pool.start_pool``) in
+temporary directories, one per measurement, each with ``PERSONAL_CONFIG`` and a
+few settings appended, and drives them the way a user does: ``htcpool submit``
+as a subprocess, with ``HTCPOOL_LOCAL_DIR`` naming the pool. It measures
+
+1. submit to start: the default personal configuration, an idle pool, one job
+   (``/bin/true``) submitted at a time; the time from launching the
+   ``htcpool submit`` command until the job's user log holds the execute event
+   (``001``), REPEATS times (the pool is left idle for IDLE_GAP seconds between
+   them), median and max;
+2. submit throughput: one ``queue 10000`` cluster through ``htcpool submit``
+   with ``START = False`` (nothing runs), the wall time of the command;
+3. makespan: 200 jobs of ``/bin/sleep 1`` (``request_cpus = 1``,
+   ``request_memory = 64``) on one partitionable slot advertised as 16 cpus
+   and 16,000 MB (``NUM_CPUS = 16``, ``MEMORY = 16000``), from launching the
+   command until all 200 have left the queue for the history.
+
+Each figure is printed beside HTCondor 25's, with the ratio (below 1:
+htcpool faster). Run: ``.venv/bin/python -m benchmarks pool`` (or
+``.venv/bin/python -m benchmarks.bench_pool [--quick]``; ``--quick`` runs
+fewer and smaller rounds).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from htcpool.protocol import HistoryQuery, QueueQuery
+from htcpool.runtime.layout import PoolLayout
+from htcpool.runtime.pool import PERSONAL_CONFIG, PoolClient, start_pool, stop_pool
+
+REPEATS = 5
+IDLE_GAP = 2.0
+CLUSTER = 10_000
+JOBS = 200
+CORES = 16
+#: HTCondor 25's figures for the same measurements (personal pool, default intervals).
+HTCONDOR = {"submit_to_start_s": (17.0, 59.0), "submit_10000_s": 2.6, "makespan_200_s": 70.0}
+GOALS = {"submit_to_start_s": 1.0, "makespan_200_s": 20.0}
+
+EXECUTE_EVENT = "001 ("
+TERMINATE_EVENT = "005 ("
+
+
+@dataclass
+class Pool:
+    layout: PoolLayout
+    jobs_dir: Path
+
+    def submit(self, description: str, name: str = "job.sub") -> tuple[float, str]:
+        """Run ``htcpool submit`` on a description; (wall seconds, its output)."""
+        path = self.jobs_dir / name
+        path.write_text(description)
+        env = dict(os.environ, HTCPOOL_LOCAL_DIR=str(self.layout.root))
+        started = time.perf_counter()
+        done = subprocess.run([sys.executable, "-m", "htcpool", "submit", str(path)], cwd=self.jobs_dir,
+                              env=env, capture_output=True, text=True, check=False)
+        wall = time.perf_counter() - started
+        if done.returncode != 0:
+            raise RuntimeError(f"htcpool submit failed ({done.returncode}): {done.stderr.strip()}; "
+                               f"logs in {self.layout.log}")
+        return wall, done.stdout
+
+    def client(self) -> PoolClient:
+        return PoolClient(self.layout)
+
+
+@contextlib.contextmanager
+def personal_pool(extra_config: str = "") -> Iterator[Pool]:
+    """A personal pool in a temporary directory with ``extra_config`` after the personal configuration."""
+    tmp = Path(tempfile.mkdtemp(prefix="htcpool-bench-"))
+    layout = PoolLayout(tmp / "pool")
+    jobs_dir = tmp / "jobs"
+    jobs_dir.mkdir()
+    layout.make()
+    layout.config.write_text(PERSONAL_CONFIG.format(local_dir=layout.root) + extra_config)
+    start_pool(layout, timeout=60)
+    try:
+        yield Pool(layout, jobs_dir)
+    finally:
+        stop_pool(layout, "fast", timeout=30)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _count(path: Path, event: str) -> int:
+    try:
+        text = path.read_text()
+    except OSError:
+        return 0
+    return text.count("\n" + event) + text.startswith(event)
+
+
+def _wait(test: object, timeout: float, what: str, poll: float = 0.005) -> float:
+    """Poll ``test()`` until it is true; the time it became true (perf_counter)."""
+    deadline = time.perf_counter() + timeout
+    while time.perf_counter() < deadline:
+        if test():  # type: ignore[operator]
+            return time.perf_counter()
+        time.sleep(poll)
+    raise TimeoutError(f"timed out after {timeout:.0f} s waiting for {what}")
+
+
+def _queue_empty(client: PoolClient, cluster: int) -> bool:
+    return not client.send("schedd", QueueQuery(f"ClusterId == {cluster}", ("ProcId",))).ads
+
+
+def _cluster_of(output: str) -> int:
+    """The cluster number from condor_submit's ``N job(s) submitted to cluster C.``"""
+    for line in output.splitlines():
+        if "submitted to cluster" in line:
+            return int(line.rstrip(".").rsplit(" ", 1)[1])
+    raise RuntimeError(f"no cluster in the output of htcpool submit: {output!r}")
+
+
+def submit_to_start(repeats: int = REPEATS) -> dict[str, float]:
+    """Submit one job at a time to an idle default personal pool; seconds until its execute event."""
+    latencies: list[float] = []
+    commands: list[float] = []
+    with personal_pool() as pool:
+        client = pool.client()
+        try:
+            for i in range(repeats):
+                time.sleep(IDLE_GAP)
+                log = pool.jobs_dir / f"start{i}.log"
+                started = time.perf_counter()
+                command, output = pool.submit(f"executable = /bin/true\nlog = {log}\nqueue\n", f"start{i}.sub")
+                running = _wait(lambda log=log: _count(log, EXECUTE_EVENT) > 0, 120, "the execute event")
+                latencies.append(running - started)
+                commands.append(command)
+                cluster = _cluster_of(output)
+                _wait(lambda c=cluster: _queue_empty(client, c), 120, "the job to finish", poll=0.05)
+        finally:
+            client.close()
+    return {"submit_to_start_median_s": statistics.median(latencies), "submit_to_start_max_s": max(latencies),
+            "submit_command_median_s": statistics.median(commands)}
+
+
+def submit_throughput(jobs: int = CLUSTER) -> dict[str, float]:
+    """Wall time of ``htcpool submit`` for one cluster of ``jobs`` jobs, with nothing starting."""
+    with personal_pool("START = False\n") as pool:
+        wall, output = pool.submit(f"executable = /bin/sleep\narguments = 60\nqueue {jobs}\n", "many.sub")
+        cluster = _cluster_of(output)
+        client = pool.client()
+        try:
+            queued = len(client.send("schedd", QueueQuery(f"ClusterId == {cluster}", ("ProcId",))).ads)
+        finally:
+            client.close()
+    if queued != jobs:
+        raise RuntimeError(f"{queued} of {jobs} jobs in the queue after the submit")
+    return {"submit_wall_s": wall, "submit_jobs_per_s": jobs / wall}
+
+
+def makespan(jobs: int = JOBS, cores: int = CORES) -> dict[str, float]:
+    """Seconds from ``htcpool submit`` of ``jobs`` one-second jobs until all are in the history."""
+    with personal_pool(f"NUM_CPUS = {cores}\nMEMORY = {cores * 1000}\n") as pool:
+        log = pool.jobs_dir / "makespan.log"
+        description = (f"executable = /bin/sleep\narguments = 1\nrequest_cpus = 1\nrequest_memory = 64\n"
+                       f"log = {log}\nqueue {jobs}\n")
+        started = time.perf_counter()
+        _, output = pool.submit(description, "makespan.sub")
+        cluster = _cluster_of(output)
+        client = pool.client()
+        try:
+            _wait(lambda: _count(log, TERMINATE_EVENT) >= jobs, 600, f"{jobs} terminate events", poll=0.02)
+            done = _wait(lambda: _queue_empty(client, cluster), 60, "the queue to empty", poll=0.02)
+            history = client.send("schedd", HistoryQuery(f"ClusterId == {cluster}")).ads
+        finally:
+            client.close()
+    completed = sum(1 for ad in history if ad.get("JobStatus") == 4)
+    if completed != jobs:
+        raise RuntimeError(f"{completed} of {jobs} jobs completed")
+    elapsed = done - started
+    return {"makespan_s": elapsed, "ideal_s": -(-jobs // cores) * 1.0,
+            "overhead_per_job_s": (elapsed - jobs / cores) * cores / jobs}
+
+
+def _row(what: str, value: float, reference: float | None, unit: str = "s", goal: float | None = None) -> None:
+    ratio = f"{value / reference:6.3f}" if reference else "     -"
+    goal_text = "" if goal is None else f"  goal < {goal:g} {unit}: {'met' if value < goal else 'NOT met'}"
+    ref = f"{reference:8.2f} {unit}" if reference else " " * (9 + len(unit))
+    print(f"  {what:<44} {value:8.3f} {unit}  HTCondor {ref}  ratio {ratio}{goal_text}", flush=True)
+
+
+def main(quick: bool = False) -> dict[str, float]:
+    figures: dict[str, float] = {}
+    lo, hi = HTCONDOR["submit_to_start_s"]  # type: ignore[misc]
+    print(f"  (machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f})", flush=True)
+    figures.update(submit_to_start(3 if quick else REPEATS))
+    _row("submit to start, median", figures["submit_to_start_median_s"], lo, goal=GOALS["submit_to_start_s"])
+    _row("submit to start, max", figures["submit_to_start_max_s"], hi, goal=GOALS["submit_to_start_s"])
+    _row("  of which the htcpool submit command", figures["submit_command_median_s"], None)
+    n = CLUSTER // 10 if quick else CLUSTER
+    figures.update(submit_throughput(n))
+    reference = HTCONDOR["submit_10000_s"] * n / CLUSTER  # type: ignore[operator]
+    _row(f"htcpool submit of one {n:,}-job cluster", figures["submit_wall_s"], reference)
+    print(f"  {'':<44} {figures['submit_jobs_per_s']:8,.0f} jobs/s", flush=True)
+    jobs = JOBS // 4 if quick else JOBS
+    figures.update(makespan(jobs))
+    reference = HTCONDOR["makespan_200_s"] * jobs / JOBS  # type: ignore[operator]
+    _row(f"makespan of {jobs} 1-s jobs on {CORES} cores", figures["makespan_s"], reference,
+         goal=GOALS["makespan_200_s"] * jobs / JOBS)
+    _row("  ideal (job length only)", figures["ideal_s"], None)
+    _row("  overhead per job (slot-seconds)", figures["overhead_per_job_s"], None)
+    return figures
+
+
+if __name__ == "__main__":
+    main("--quick" in sys.argv[1:])
