@@ -13,7 +13,7 @@ from typing import Any
 
 from htcpool.classad import ClassAd
 from htcpool.collector import AdStore, CollectorError, CollectorQueryError
-from htcpool.protocol import AdList, InvalidateAd, Ok, QueryAds, UpdateAd
+from htcpool.protocol import AdList, DaemonCommand, InvalidateAd, Ok, QueryAds, UpdateAd
 from htcpool.runtime.daemon import Daemon
 from htcpool.runtime.http import RequestRefused
 
@@ -48,6 +48,13 @@ class CollectorService:
             except CollectorError as e:
                 raise RequestRefused(400, str(e)) from None
             return Ok(f"{count} ads removed")
+        if isinstance(message, DaemonCommand):
+            if message.command == "off":
+                self.daemon.request_stop(message.how)
+                return Ok()
+            if message.command == "reconfig":
+                return Ok("nothing to re-read")
+            raise RequestRefused(400, f"unknown command {message.command!r}")
         if isinstance(message, QueryAds):
             try:
                 ads = self.store.query(message.my_type, message.constraint or None,

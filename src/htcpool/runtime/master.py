@@ -123,14 +123,22 @@ class MasterService:
         process = child.process
         if process is None:
             return
-        sig = signal.SIGQUIT if how == "fast" else signal.SIGTERM
+        url = self.daemon.layout.read_address(child.name)
+        told = False
+        if how == "peaceful" and url is not None:
+            try:
+                await self.daemon.client.send(url, DaemonCommand("off", "peaceful"), timeout=10.0)
+                told = True
+            except Exception:
+                told = False
+        if not told:
+            try:
+                process.send_signal(signal.SIGQUIT if how == "fast" else signal.SIGTERM)
+            except ProcessLookupError:
+                return
+        timeout = {"fast": self.fast_timeout, "graceful": self.graceful_timeout}.get(how)
         try:
-            process.send_signal(sig)
-        except ProcessLookupError:
-            return
-        timeout = self.fast_timeout if how == "fast" else self.graceful_timeout
-        try:
-            await asyncio.wait_for(process.wait(), timeout)
+            await asyncio.wait_for(process.wait(), timeout)  # peaceful: as long as jobs run
         except TimeoutError:
             log.warning("%s did not stop in %.0f s; killing it", child.name, timeout)
             process.kill()

@@ -112,6 +112,22 @@ class ScheddService:
         self.next_advert = daemon.clock()
         self.reconnecting: dict[tuple[int, int], str] = {}
 
+    def _reconfigure(self) -> None:
+        """Re-read the configuration: the queue's policies and the schedd's intervals."""
+        from htcpool.runtime.daemon import daemon_config
+        config = self.daemon.config = daemon_config(self.daemon.layout, "SCHEDD")
+
+        def get(name: str) -> str | None:
+            return config.get_str(name, subsystem="SCHEDD") if config.is_defined(name, subsystem="SCHEDD") \
+                else config.table_default(name, subsystem="SCHEDD")
+
+        fresh = schedd_settings(get, _read_file)
+        fresh.schedd_name, fresh.schedd_address = self.settings.schedd_name, self.settings.schedd_address
+        fresh.schedd_interval = int(config.get_int("SCHEDD_INTERVAL") or 300)
+        fresh.local_zone = self.zone
+        for name, value in vars(fresh).items():
+            setattr(self.settings, name, value)  # the queue and the claims share this object
+
     def _recording_store(self) -> Any:
         logs = self.logs
         store = self.store
@@ -283,6 +299,9 @@ class ScheddService:
             if message.command == "off":
                 self.daemon.request_stop(message.how)
                 return Ok("shutting down")
+            if message.command == "reconfig":
+                self._reconfigure()
+                return Ok("reconfigured")
             if message.command == "reschedule":
                 self._reschedule("condor_reschedule")
                 return Ok()

@@ -105,8 +105,9 @@ class StartdService:
 
     async def stop(self, how: str) -> None:
         now = self.daemon.clock()
-        await self._apply(self.core.handle(m.Shutdown("fast" if how == "fast" else "graceful"), now))
-        deadline = time.monotonic() + (5.0 if how == "fast" else 30.0)
+        await self._apply(self.core.handle(m.Shutdown(how if how in ("fast", "peaceful") else "graceful"), now))
+        patience = {"fast": 5.0, "graceful": 30.0}.get(how, float("inf"))  # peaceful: jobs finish
+        deadline = time.monotonic() + patience
         while any(s.handle is not None and not s.handle.done for s in self.starters.values()) \
                 and time.monotonic() < deadline:
             await asyncio.sleep(0.1)
@@ -168,6 +169,12 @@ class StartdService:
         if message.command == "off":
             self.daemon.request_stop(message.how)
             return Ok("shutting down")
+        if message.command == "reconfig":
+            if any(slot.state.value in ("Claimed", "Preempting", "Matched") for slot in self.core.slots):
+                log.warning("reconfig: the new configuration takes effect when the startd next starts "
+                            "without running jobs")
+                return Ok("deferred while jobs run")
+            raise RequestRefused(409, "restart to reconfigure")  # the master restarts an idle startd
         if message.command == "vacate":
             await self._apply(self.core.handle(m.Vacate(None, message.how == "fast"), now))
             return Ok()
