@@ -191,33 +191,38 @@ def test_fair_share_follows_the_inverse_effective_priorities(make_pool) -> None:
     factors 1 and 3 (and RUPs at the 0.5 floor for the length of the test, under the
     default one-day PRIORITY_HALFLIFE) tester should get three slots for each of bob's.
     Tester starts with all four slots; CLAIM_WORKLIFE = 0 sends every slot back to the
-    negotiator after each job, so the shares converge without preemption."""
+    negotiator after each job, so the shares converge without preemption. Slots are freed
+    and advertised one at a time, so the running counts wobble (a slot waits for the next
+    cycle; a cycle may see a stale ad): the check is on averages over a window."""
     pool = make_pool(_static_slots(4) + "CLAIM_WORKLIFE = 0\n")
     _setfactor(pool, "tester", 1)
     _setfactor(pool, "bob", 3)
     exe = script(pool.jobs_dir, "short.sh", "sleep 3\n")
     tester = pool.submit(f"executable = {exe}\nqueue 60\n", owner="tester")
-    pool.wait_for(lambda: len(pool.jobs(f"ClusterId == {tester} && JobStatus == 2")) == 4, 30,
-                  "tester on all four slots")
+
+    def running() -> tuple[int, int]:
+        jobs = pool.jobs("JobStatus == 2")
+        return (sum(1 for j in jobs if j["ClusterId"] == tester),
+                sum(1 for j in jobs if j["ClusterId"] == bob))
+
+    bob = -1
+    pool.wait_for(lambda: running() == (4, 0), 30, "tester on all four slots")
     bob = pool.submit(f"executable = {exe}\nqueue 60\n", owner="bob")
-    pool.wait_for(lambda: pool.jobs(f"ClusterId == {bob} && JobStatus == 2"), 20, "bob's first job")
+    pool.wait_for(lambda: running() == (3, 1), 25, "the shares converged to 3:1")
 
     before = _priorities(pool)
     samples: list[tuple[int, int]] = []
-    deadline = time.monotonic() + 15
+    deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
-        running = pool.jobs("JobStatus == 2")
-        samples.append((sum(1 for j in running if j["ClusterId"] == tester),
-                        sum(1 for j in running if j["ClusterId"] == bob)))
-        time.sleep(0.25)
+        samples.append(running())
+        time.sleep(0.2)
     after = _priorities(pool)
 
-    expected = after["bob"]["Priority"] / after["tester"]["Priority"]  # 1/EUP ratio
+    expected = after["bob"]["Priority"] / after["tester"]["Priority"]  # the 1/EUP ratio
     assert 2.5 < expected < 3.5, expected
     mean_tester = sum(t for t, _ in samples) / len(samples)
     mean_bob = sum(b for _, b in samples) / len(samples)
-    assert mean_bob > 0 and expected / 1.6 < mean_tester / mean_bob < expected * 1.6, \
-        (mean_tester, mean_bob, expected)
+    assert mean_bob > 0 and expected / 1.6 < mean_tester / mean_bob < expected * 1.6, samples
     usage = {u: after[u]["AccumulatedUsage"] - before[u]["AccumulatedUsage"] for u in ("tester", "bob")}
     assert usage["bob"] > 0 and expected / 1.6 < usage["tester"] / usage["bob"] < expected * 1.6, usage
     pool.act("remove", str(tester), user="tester")

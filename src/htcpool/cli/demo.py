@@ -105,6 +105,7 @@ def _run(layout: PoolLayout, work: Path, timeout: float) -> int:
             if word.rstrip(".").isdigit() and "cluster" in text:
                 clusters[name] = int(word.rstrip("."))
     client = PoolClient(layout)
+    progress = _Progress(len(list(client.send("schedd", QueueQuery()).ads)))
     deadline = time.monotonic() + timeout
     shown = vacated = cron_removed = False
     try:
@@ -130,6 +131,7 @@ def _run(layout: PoolLayout, work: Path, timeout: float) -> int:
             others = [j for j in jobs if j.get("ClusterId") != clusters.get("cron.sub")]
             if not others and (cron_removed or not cron):
                 break
+            progress.update(jobs)
             time.sleep(1)
         else:
             print(f"\nhtcpool demo: gave up after {timeout:.0f} s", file=sys.stderr)
@@ -137,11 +139,35 @@ def _run(layout: PoolLayout, work: Path, timeout: float) -> int:
             return 1
         history = list(client.send("schedd", HistoryQuery()).ads)
     finally:
+        progress.stop()
         client.close()
     _show("every job that left the queue", "history")
     _show("priorities after the run", "userprio")
     _report(work, history, clusters)
     return 0
+
+
+class _Progress:
+    """A one-line progress display of the queue between the tools' outputs (rich)."""
+
+    def __init__(self, total: int) -> None:
+        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self.total = total
+        self.bar = Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[states]}"),
+                            TimeElapsedColumn(), transient=True)
+        self.task = self.bar.add_task("jobs done", total=total, states="")
+        self.bar.start()
+
+    def update(self, jobs: list) -> None:
+        running = sum(1 for j in jobs if j.get("JobStatus") == 2)
+        idle = sum(1 for j in jobs if j.get("JobStatus") == 1)
+        suspended = sum(1 for j in jobs if j.get("JobStatus") == 7)
+        self.bar.update(self.task, completed=max(0, self.total - len(jobs)),
+                        states=f"{running} running, {idle} idle, {suspended} suspended")
+
+    def stop(self) -> None:
+        self.bar.stop()
 
 
 def _report(work: Path, history: list, clusters: dict[str, int]) -> None:
