@@ -1,8 +1,11 @@
-"""What the pool tools share: reaching the pool, the local time zone, the console width, errors.
+"""What the pool tools share: reaching the pool, checking what the user typed, the local time
+zone, the console width, errors.
 
 Tools find the pool through ``$HTCPOOL_LOCAL_DIR`` (default ``~/.htcpool``) and
-talk to its daemons with the pool token. Every failure to reach the pool or a
-refused request ends the tool with a one-line message and status 1.
+talk to its daemons with the pool token. Every failure to reach the pool, a
+refused request or a malformed expression on the command line ends the tool
+with a one-line message and status 1 (``run_tool``); expressions are checked
+here, before anything is sent, so the message names what the user typed.
 """
 
 from __future__ import annotations
@@ -11,11 +14,19 @@ import getpass
 import shutil
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+import httpx
+
+from htcpool.classad import ClassAd, ClassAdError, ExprTree
 from htcpool.runtime.http import RequestRefused
 from htcpool.runtime.pool import PoolClient, PoolNotRunning, local_layout
+
+#: Attributes that are capabilities (a claim id lets its holder use the slot); HTCondor's tools
+#: never print them, only their ``Public`` forms.
+PRIVATE_ATTRIBUTES = ("ClaimId", "ClaimIds", "Capability", "PreemptClaimId", "ChildClaimIds",
+                      "TransferKey")
 
 
 class ToolError(Exception):
@@ -27,6 +38,8 @@ def connect() -> PoolClient:
         return PoolClient(local_layout())
     except PoolNotRunning as e:
         raise ToolError(str(e)) from None
+    except OSError as e:  # an unreadable token (wrong mode, permissions)
+        raise ToolError(str(e)) from None
 
 
 def request(client: PoolClient, daemon: str, message: Any) -> Any:
@@ -36,6 +49,38 @@ def request(client: PoolClient, daemon: str, message: Any) -> Any:
         raise ToolError(str(e)) from None
     except RequestRefused as e:
         raise ToolError(e.detail) from None
+    except httpx.HTTPError as e:  # a daemon that stopped or hung while answering
+        raise ToolError(f"no answer from the {daemon}: {e or type(e).__name__}") from None
+
+
+def check_constraint(text: str | None, option: str = "-constraint") -> str | None:
+    """``text`` when it is a ClassAd expression; else a ToolError naming it and the problem."""
+    if text is None:
+        return None
+    try:
+        ExprTree(text)
+    except ClassAdError as e:
+        raise ToolError(f"{option} {text!r} is not a valid ClassAd expression: {e}") from None
+    return text
+
+
+def check_expressions(texts: Sequence[str] | None, option: str = "-af") -> None:
+    """Each of ``texts`` must be a ClassAd expression (HTCondor: ``Error: Invalid expression``)."""
+    for text in texts or ():
+        check_constraint(text, option)
+
+
+def without_private(ads: Iterable[ClassAd]) -> list[ClassAd]:
+    """Copies of ``ads`` without their capabilities (claim ids), as HTCondor's tools print ads."""
+    out = []
+    for ad in ads:
+        if any(name in ad for name in PRIVATE_ATTRIBUTES):
+            ad = ad.copy()
+            for name in PRIVATE_ATTRIBUTES:
+                if name in ad:
+                    del ad[name]
+        out.append(ad)
+    return out
 
 
 def local_zone(now: float | None = None) -> int:
@@ -70,3 +115,21 @@ def schedd_identity(client: PoolClient) -> tuple[str, str]:
         return f"{user()}@localhost", client.url("schedd")
     ad = ads[0]
     return str(ad.get("Name", "")), str(ad.get("ScheddIpAddr", ""))
+
+
+def startd_identity(client: PoolClient, name: str | None = None) -> tuple[str, str]:
+    """The pool's startd as the execute-side tools name it: (machine, address).
+
+    ``name`` is what the user typed: a machine name or a slot name (``slot1@host``); a ToolError
+    (HTCondor's ``Can't find address for startd NAME``) when no slot of the startd has it."""
+    from htcpool.protocol import AdList, QueryAds
+
+    reply = request(client, "collector", QueryAds("Machine", "", ("Name", "Machine", "StartdIpAddr")))
+    slots = list(reply.ads) if isinstance(reply, AdList) else []
+    for slot in slots:
+        machine, slot_name = str(slot.get("Machine", "")), str(slot.get("Name", ""))
+        if name is None or name.lower() in (machine.lower(), slot_name.lower()):
+            return machine, str(slot.get("StartdIpAddr", client.url("startd")))
+    if name is None:
+        return "localhost", client.url("startd")
+    raise ToolError(f"Can't find address for startd {name}")

@@ -10,12 +10,15 @@ HTCondor 25's batch view; the other views and formats print as condor_q does.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import time
 
 from htcpool.classad import quote
 from htcpool.cli.common import (
     ToolError,
+    check_constraint,
+    check_expressions,
     connect,
     console_width,
     local_zone,
@@ -23,6 +26,7 @@ from htcpool.cli.common import (
     run_tool,
     schedd_identity,
     user,
+    without_private,
 )
 from htcpool.cli.formats import (
     format_autoformat,
@@ -52,12 +56,24 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+_JOB_OR_CLUSTER = re.compile(r"(\d+)(?:\.(\d+))?")
+
+
+def _job_id(text: str) -> tuple[int, int]:
+    """``-better-analyze``'s job: ``cluster.proc`` (``cluster`` alone means proc 0)."""
+    found = _JOB_OR_CLUSTER.fullmatch(text)
+    if found is None:
+        raise ToolError(f"-better-analyze needs a job id (cluster.proc), not {text!r}")
+    return int(found.group(1)), int(found.group(2) or 0)
+
+
 def _constraint(args: argparse.Namespace) -> str:
     parts = []
     picks = []
     for t in args.targets:
-        if t.replace(".", "").isdigit():
-            c, _, p = t.partition(".")
+        found = _JOB_OR_CLUSTER.fullmatch(t)
+        if found is not None:
+            c, p = found.groups()
             picks.append(f"ClusterId == {c}" + (f" && ProcId == {p}" if p else ""))
         else:
             picks.append(f"Owner == {quote(t)}")
@@ -78,14 +94,13 @@ def main(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
 
     def body() -> int:
+        check_constraint(args.constraint)
+        check_expressions(args.af)
+        job = _job_id(args.analyze) if args.analyze else None
         client = connect()
         now = int(time.time())
-        if args.analyze:
-            cluster, _, proc = args.analyze.partition(".")
-            if not cluster.isdigit():
-                raise ToolError(f"-better-analyze needs a job id, not {args.analyze!r}")
-            jobs = request(client, "schedd", QueueQuery(
-                f"ClusterId == {cluster} && ProcId == {proc or 0}")).ads
+        if job is not None:
+            jobs = request(client, "schedd", QueueQuery(f"ClusterId == {job[0]} && ProcId == {job[1]}")).ads
             if not jobs:
                 raise ToolError(f"job {args.analyze} is not in the queue")
             slots = request(client, "collector", QueryAds("Machine")).ads
@@ -93,7 +108,7 @@ def main(argv: list[str]) -> int:
             sys.stdout.write(format_better_analyze(jobs[0], list(slots), schedd_name=name,
                                                    schedd_address=address))
             return 0
-        selected = list(request(client, "schedd", QueueQuery(_constraint(args))).ads)
+        selected = without_private(request(client, "schedd", QueueQuery(_constraint(args))).ads)
         if args.af:
             sys.stdout.write(format_autoformat(selected, args.af))
             return 0

@@ -193,7 +193,10 @@ class Daemon:
 
     async def run(self, service: Service, host: str = "127.0.0.1") -> None:
         self.service = service
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        # IPPROTO_TCP, not 0: asyncio turns Nagle's algorithm off (TCP_NODELAY) only on sockets that
+        # say they are TCP, and accepted connections inherit the protocol. With Nagle on, a reply
+        # written as headers then body waits for the client's delayed ACK: 40 ms per message.
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((host, 0))
         self.url = f"http://{host}:{sock.getsockname()[1]}"

@@ -98,7 +98,8 @@ class StartdService:
 
     # ------------------------------------------------------------------ lifecycle
     async def start(self) -> None:
-        self._readings(self.daemon.clock())
+        await self._apply(self.core.initial_actions)
+        await self._apply(self._readings(self.daemon.clock()))
         await self._apply(self.core.evaluate(self.daemon.clock()))
         for name, ad in self.core.ads().items():
             self._advertise(name, ad)
@@ -185,15 +186,15 @@ class StartdService:
         core = self.core.next_deadline()
         return min(t for t in (core, self.next_sensing) if t is not None)
 
-    def _readings(self, now: float) -> None:
+    def _readings(self, now: float) -> list[Any]:
         readings = self.sensors.read(now)
         loads = {s.slot: s.cpu_load for s in self.starters.values()}
-        self.core.handle(replace(readings, condor_load=loads), now)
+        return self.core.handle(replace(readings, condor_load=loads), now)
 
     async def on_timer(self, now: float) -> None:
         if now >= self.next_sensing:
             self.next_sensing = now + self.polling
-            self._readings(now)
+            await self._apply(self._readings(now))
         await self._apply(self.core.handle_timer(now))
 
     # ------------------------------------------------------------------ actions out

@@ -135,7 +135,8 @@ class Startd:
             self.add_slot(slot)
             for attr, problem in slot.policy.problems:
                 self.report(slot, attr, problem)
-        self.evaluate(now)
+        #: what the first evaluation asked for (ads, a backfill client …): the driver carries it out
+        self.initial_actions: list[Action] = self.evaluate(now)
 
     # ------------------------------------------------------------------ public API
     def handle(self, message: Message, now: float) -> list[Action]:
