@@ -1,11 +1,27 @@
 """``htcpool status``: condor_status.
 
     htcpool status [-long] [-json] [-af ATTR...] [-constraint EXPR] [-available] [-run]
-                   [-total] [-direct NAME] [-schedd|-negotiator|-master|-collector|-any] [NAME...]
+                   [-total] [-direct NAME] [-schedd|-negotiator|-master|-collector|-submitters|-any]
+                   [NAME...]
 
-Slots by default (their machine ads from the collector); ``-direct`` asks the startd
-itself. ``-available`` keeps slots that are Unclaimed and willing (HTCondor's
-``State == "Unclaimed" && Activity == "Idle"``), ``-run`` shows claimed ones.
+Slots by default (their machine ads from the collector); ``-direct NAME`` asks the
+startd named NAME (its machine or one of its slots) itself. ``-available`` keeps
+slots that are Unclaimed and willing (HTCondor's ``State == "Unclaimed" && Activity ==
+"Idle"``), ``-run`` shows claimed ones.
+
+The daemon views print HTCondor's columns for each ad type, headings as HTCondor
+sets them (text columns left-aligned, counts right-aligned under right-aligned
+headings), a blank line, then one row per ad; an attribute an ad lacks prints ``??``
+(``None`` in ``-any``):
+
+    -schedd      Name (18) Machine (18) RunningJobs (11) IdleJobs (10) HeldJobs (10)
+    -submitters  Name (28) Machine (18) RunningJobs (11) IdleJobs (8) HeldJobs (8)
+    -negotiator  Name (20) Machine (20)
+    -collector   Name (28) Machine (18) RunningJobs (11) IdleJobs (8) HostsTotal (10)
+    -master      Name (20)
+    -any         MyType (18) TargetType (18) Name (41)
+
+(the schedd's ``RunningJobs`` … are its ``TotalRunningJobs`` … attributes).
 """
 
 from __future__ import annotations
@@ -13,14 +29,42 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Sequence
 
-from htcpool.classad import quote
-from htcpool.cli.common import connect, console_width, local_zone, request, run_tool
+from htcpool.classad import ClassAd, quote
+from htcpool.cli.common import (
+    check_constraint,
+    check_expressions,
+    connect,
+    console_width,
+    local_zone,
+    request,
+    run_tool,
+    startd_identity,
+    without_private,
+)
 from htcpool.cli.formats import format_autoformat, format_json, format_long, format_status
+from htcpool.cli.formats.fields import fit_line, lookup_int, lookup_str
 from htcpool.protocol import AdList, QueryAds
 
 AVAILABLE = 'State == "Unclaimed" && Activity == "Idle"'
 RUNNING = 'State == "Claimed" && Activity =!= "Idle"'
+
+#: option -> (MyType, columns); a column is (heading, attribute, width: negative = left-aligned)
+DAEMON_VIEWS: dict[str, tuple[str, tuple[tuple[str, str, int], ...]]] = {
+    "schedd": ("Scheduler", (("Name", "Name", -18), ("Machine", "Machine", -18),
+                             ("RunningJobs", "TotalRunningJobs", 11), ("IdleJobs", "TotalIdleJobs", 10),
+                             ("HeldJobs", "TotalHeldJobs", 10))),
+    "submitters": ("Submitter", (("Name", "Name", -28), ("Machine", "Machine", -18),
+                                 ("RunningJobs", "RunningJobs", 11), ("IdleJobs", "IdleJobs", 8),
+                                 ("HeldJobs", "HeldJobs", 8))),
+    "negotiator": ("Negotiator", (("Name", "Name", -20), ("Machine", "Machine", -20))),
+    "collector": ("Collector", (("Name", "Name", -28), ("Machine", "Machine", -18),
+                                ("RunningJobs", "RunningJobs", 11), ("IdleJobs", "IdleJobs", 8),
+                                ("HostsTotal", "HostsTotal", 10))),
+    "master": ("DaemonMaster", (("Name", "Name", -20),)),
+    "any": ("Any", (("MyType", "MyType", -18), ("TargetType", "TargetType", -18), ("Name", "Name", -41))),
+}
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -32,26 +76,23 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("-available", "-avail", action="store_true", help="slots willing to run jobs now")
     p.add_argument("-run", action="store_true", help="slots running jobs")
     p.add_argument("-total", "-totals", action="store_true", help="only the totals")
-    p.add_argument("-direct", metavar="NAME", help="ask the startd itself instead of the collector")
-    for kind in ("schedd", "negotiator", "master", "collector", "submitters", "any"):
+    p.add_argument("-direct", metavar="NAME", help="ask the startd NAME itself instead of the collector")
+    for kind in DAEMON_VIEWS:
         p.add_argument(f"-{kind}", action="store_true", help=f"{kind} ads")
     p.add_argument("names", nargs="*", help="slot or machine names")
     return p
 
 
-def _my_type(args: argparse.Namespace) -> str:
-    for kind, my_type in (("schedd", "Scheduler"), ("negotiator", "Negotiator"),
-                          ("master", "DaemonMaster"), ("collector", "Collector"),
-                          ("submitters", "Submitter"), ("any", "Any")):
-        if getattr(args, kind):
-            return my_type
-    return "Machine"
+def _daemon_view(args: argparse.Namespace) -> str | None:
+    return next((kind for kind in DAEMON_VIEWS if getattr(args, kind)), None)
 
 
 def main(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
 
     def body() -> int:
+        check_constraint(args.constraint)
+        check_expressions(args.af)
         client = connect()
         now = int(time.time())
         parts = []
@@ -63,10 +104,13 @@ def main(argv: list[str]) -> int:
             parts.append(RUNNING)
         if args.names:
             parts.append(" || ".join(f"Name == {quote(n)} || Machine == {quote(n)}" for n in args.names))
-        query = QueryAds(_my_type(args), " && ".join(f"({p})" for p in parts))
-        daemon = "startd" if args.direct else "collector"
-        reply = request(client, daemon, query)
-        ads = sorted(reply.ads if isinstance(reply, AdList) else [],
+        kind = _daemon_view(args)
+        my_type = DAEMON_VIEWS[kind][0] if kind else "Machine"
+        query = QueryAds(my_type, " && ".join(f"({p})" for p in parts))
+        if args.direct:
+            startd_identity(client, args.direct)  # HTCondor: Can't find address for startd NAME
+        reply = request(client, "startd" if args.direct else "collector", query)
+        ads = sorted(without_private(reply.ads if isinstance(reply, AdList) else []),
                      key=lambda a: (str(a.get("Machine", "")), _slot_order(str(a.get("Name", "")))))
         if args.af:
             sys.stdout.write(format_autoformat(ads, args.af))
@@ -74,6 +118,10 @@ def main(argv: list[str]) -> int:
             sys.stdout.write(format_long(ads))
         elif args.json:
             sys.stdout.write(format_json(ads))
+        elif kind is not None:
+            if not args.total:
+                sys.stdout.write(format_daemons(ads, DAEMON_VIEWS[kind][1], console_width(),
+                                                missing="None" if kind == "any" else "??"))
         else:
             view = "total" if args.total else "run" if args.run else "default"
             sys.stdout.write(format_status(ads, view=view, now=now, zone=local_zone(now),
@@ -81,6 +129,31 @@ def main(argv: list[str]) -> int:
         return 0
 
     return run_tool("htcpool status", body)
+
+
+def format_daemons(ads: Sequence[ClassAd], columns: Sequence[tuple[str, str, int]],
+                   width: int | None = None, missing: str = "??") -> str:
+    """A daemon view: headings, a blank line, one row per ad (nothing at all for no ads);
+    ``missing`` stands for an attribute an ad lacks (``-any`` prints ``None``)."""
+    if not ads:
+        return ""
+
+    def line(cells: Sequence[str]) -> str:
+        text = " ".join(c.ljust(-w) if w < 0 else c.rjust(w) for c, (_, _, w) in zip(cells, columns,
+                                                                                   strict=True))
+        return fit_line(text, width)
+
+    rows = [line([_cell(ad, attr, missing) for _, attr, _ in columns]) for ad in ads]
+    return "\n".join([line([heading for heading, _, _ in columns]), "", *rows]) + "\n"
+
+
+def _cell(ad: ClassAd, attr: str, missing: str) -> str:
+    """A string as it is, a number as an integer, anything else (absent, UNDEFINED) ``missing``."""
+    text = lookup_str(ad, attr)
+    if text is not None:
+        return text
+    number = lookup_int(ad, attr)
+    return missing if number is None else str(number)
 
 
 def _slot_order(name: str) -> tuple[int, ...]:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import collections
 import contextlib
 import logging
 import os
@@ -64,17 +65,21 @@ class _QuietServer(uvicorn.Server):
 class Outbox:
     """Ordered, retried delivery of messages to other daemons.
 
-    ``post(destination, message)``: the destination is a URL or a callable that
-    resolves one (so a restarted peer is found at its new address). Messages to
-    one destination go in order; a failed send is retried with back-off for up
-    to ``give_up`` seconds, then dropped with a log line.
+    ``post(key, message, resolve)``: the key is the destination's URL, or any
+    name together with ``resolve``, a callable that finds the URL (so a
+    restarted peer is found at its new address; give it with every post).
+    Messages posted under one key go in order, one at a time; different keys
+    are independent and go concurrently, so a caller picks its keys for the
+    order it needs (the startd uses one per claim). A failed send is retried
+    with back-off for up to ``give_up`` seconds, then dropped with a log line.
+    A key's queue and its sending task exist only while it has messages.
     """
 
     def __init__(self, client: DaemonClient, clock: Clock, give_up: float = 900.0) -> None:
         self.client = client
         self.clock = clock
         self.give_up = give_up
-        self._queues: dict[str, asyncio.Queue[tuple[float, Any, Callable[[Any], Awaitable[None]] | None]]] = {}
+        self._queues: dict[str, collections.deque[tuple[float, Any, Callable[[Any], Awaitable[None]] | None]]] = {}
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._resolvers: dict[str, Callable[[], Awaitable[str | None]]] = {}
 
@@ -84,9 +89,9 @@ class Outbox:
             self._resolvers[key] = resolve
         queue = self._queues.get(key)
         if queue is None:
-            queue = self._queues[key] = asyncio.Queue()
+            queue = self._queues[key] = collections.deque()
             self._tasks[key] = asyncio.create_task(self._drain(key, queue))
-        queue.put_nowait((self.clock(), message, on_reply))
+        queue.append((self.clock(), message, on_reply))
 
     async def _url(self, key: str) -> str | None:
         resolver = self._resolvers.get(key)
@@ -94,34 +99,43 @@ class Outbox:
             return key
         return await resolver()
 
-    async def _drain(self, key: str, queue: asyncio.Queue[Any]) -> None:
+    async def _drain(self, key: str, queue: collections.deque[Any]) -> None:
+        try:
+            while queue:
+                await self._deliver(key, *queue.popleft())
+        finally:  # no await from the last look at the queue to here: nothing posted is left behind
+            if self._queues.get(key) is queue:
+                del self._queues[key]
+                self._tasks.pop(key, None)
+                self._resolvers.pop(key, None)
+
+    async def _deliver(self, key: str, posted: float, message: Any,
+                       on_reply: Callable[[Any], Awaitable[None]] | None) -> None:
+        delay = 0.05
         while True:
-            posted, message, on_reply = await queue.get()
-            delay = 0.05
-            while True:
-                url = await self._url(key)
-                try:
-                    if url is None:
-                        raise ConnectionError(f"no address for {key}")
-                    reply = await self.client.send(url, message)
-                    if on_reply is not None:
-                        await on_reply(reply)
-                    break
-                except RequestRefused as e:
-                    log.warning("%s refused %s: %s", key, type(message).__name__, e.detail)
-                    break
-                except (httpx.HTTPError, ConnectionError, OSError) as e:
-                    if self.clock() - posted > self.give_up:
-                        log.warning("gave up sending %s to %s: %s", type(message).__name__, key, e)
-                        break
-                    await asyncio.sleep(delay)
-                    delay = min(delay * 2, 2.0)
-                except Exception:
-                    log.exception("sending %s to %s failed", type(message).__name__, key)
-                    break
+            url = await self._url(key)
+            try:
+                if url is None:
+                    raise ConnectionError(f"no address for {key}")
+                reply = await self.client.send(url, message)
+                if on_reply is not None:
+                    await on_reply(reply)
+                return
+            except RequestRefused as e:
+                log.warning("%s refused %s: %s", key, type(message).__name__, e.detail)
+                return
+            except (httpx.HTTPError, ConnectionError, OSError) as e:
+                if self.clock() - posted > self.give_up:
+                    log.warning("gave up sending %s to %s: %s", type(message).__name__, key, e)
+                    return
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 2.0)
+            except Exception:
+                log.exception("sending %s to %s failed", type(message).__name__, key)
+                return
 
     async def close(self) -> None:
-        for task in self._tasks.values():
+        for task in list(self._tasks.values()):
             task.cancel()
 
 

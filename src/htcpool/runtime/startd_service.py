@@ -12,8 +12,11 @@ actions are carried out here:
   ``DeactivateReply``/``NotifySchedd``/``HoldJob`` go to the schedd that holds the
   claim, found by name through the collector (or the pool's address file);
 * the starters' events become ``JobUpdate`` messages to that schedd and, on exit,
-  ``StarterExited`` to the core. A job's exit is reported before the claim's
-  release, over one ordered outbox per schedd.
+  ``StarterExited`` to the core. Messages about one claim go to the schedd in
+  order (a job's exit is reported before the claim's release), one outbox queue
+  per claim; the claims are independent of each other, so a busy claim never
+  waits behind another's messages (one queue per schedd made every job's
+  start and end wait for the messages of all the others).
 
 Sensors are read every ``POLLING_INTERVAL``: ``sensors.json`` in the pool's local
 directory may script any reading (owner activity for tests and demonstrations);
@@ -198,8 +201,8 @@ class StartdService:
         await self._apply(self.core.handle_timer(now))
 
     # ------------------------------------------------------------------ actions out
-    def _schedd_key(self, schedd: str) -> str:
-        return f"schedd:{schedd}"
+    def _schedd_key(self, schedd: str, message: Any) -> str:
+        return f"schedd:{schedd}:{getattr(message, 'claim_id', '')}"
 
     async def _resolve_schedd(self, schedd: str) -> str | None:
         cached = self._schedd_urls.get(schedd)
@@ -222,7 +225,7 @@ class StartdService:
             return
         async def resolve() -> str | None:
             return await self._resolve_schedd(schedd)
-        self.daemon.outbox.post(self._schedd_key(schedd), message, resolve)
+        self.daemon.outbox.post(self._schedd_key(schedd, message), message, resolve)
 
     def _sinful(self) -> str:
         """The address in HTCondor's ``<host:port>`` form."""

@@ -1,0 +1,84 @@
+"""The protocol's JSON form: every message round-trips; malformed messages are refused by field."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+
+from htcpool import protocol
+from htcpool.classad import ClassAd
+from htcpool.protocol import MESSAGE_TYPES, MatchInfo, ProtocolError, decode, encode
+from htcpool.startd.messages import RequestClaim, SensorReadings
+
+
+def _sample(cls: type) -> object:
+    values = {}
+    for f in dataclasses.fields(cls):
+        if f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING:
+            continue
+        hint = str(f.type)
+        if "ClassAd" in hint and "tuple" in hint:
+            values[f.name] = (ClassAd({"A": 1}),)
+        elif "ClassAd" in hint:
+            values[f.name] = ClassAd({"Name": "x", "Requirements": "TARGET.Memory > 2"})
+        elif "tuple" in hint:
+            values[f.name] = ("a",)
+        elif hint.startswith("int"):
+            values[f.name] = 3
+        elif hint.startswith("float"):
+            values[f.name] = 1.5
+        elif hint.startswith("bool"):
+            values[f.name] = True
+        else:
+            values[f.name] = "text"
+    return cls(**values)
+
+
+@pytest.mark.parametrize("name", sorted(MESSAGE_TYPES))
+def test_every_message_round_trips_through_json(name: str) -> None:
+    message = _sample(MESSAGE_TYPES[name])
+    again = decode(json.loads(json.dumps(encode(message))))
+    assert type(again) is type(message)
+    for f in dataclasses.fields(message):  # type: ignore[arg-type]
+        a, b = getattr(message, f.name), getattr(again, f.name)
+        if isinstance(a, ClassAd):
+            assert a.same_as(b) or repr(a) == repr(b)
+        elif isinstance(a, tuple) and a and isinstance(a[0], ClassAd):
+            assert [repr(x) for x in a] == [repr(x) for x in b]
+        else:
+            assert a == b
+
+
+def test_classads_keep_expressions() -> None:
+    m = MatchInfo("c", ClassAd({"Name": "slot1@h", "Memory": 1024}), 1, 0, "alice@h", ("d1",))
+    again = decode(encode(m))
+    assert again.slot_ad["Memory"] == 1024 and again.preempt_claim_ids == ("d1",)
+    claim = decode(encode(RequestClaim("c", ClassAd({"RequestCpus": 2}), "schedd", 30.0)))
+    assert claim.request.evaluate("RequestCpus") == 2 and claim.alive_interval == 30.0
+    readings = decode(encode(SensorReadings(load_avg=1, condor_load={"slot1@h": 0.5})))
+    assert readings.load_avg == 1.0 and readings.condor_load == {"slot1@h": 0.5}
+
+
+@pytest.mark.parametrize("data,words", [
+    ([], "JSON object"),
+    ({"type": "Nope"}, "unknown message type"),
+    ({"type": "MatchInfo"}, "'claim_id' is missing"),
+    ({"type": "Ok", "detail": 3}, "Ok.detail: expected a string"),
+    ({"type": "Ok", "extra": 1}, "unknown field 'extra'"),
+    ({"type": "QueryAds", "my_type": "Machine", "limit": True}, "expected an integer"),
+    ({"type": "AdList", "ads": [{"$ad": "[a = ]"}]}, "AdList.ads[0]: the ClassAd does not parse"),
+    ({"type": "AdList", "ads": [3]}, "expected a ClassAd"),
+    ({"type": "Submit", "owner": "a", "ads": "x"}, "Submit.ads: expected a list"),
+])
+def test_malformed_messages_name_the_field(data: object, words: str) -> None:
+    with pytest.raises(ProtocolError) as e:
+        decode(data)
+    assert words in str(e.value)
+
+
+def test_only_protocol_messages_encode() -> None:
+    with pytest.raises(TypeError):
+        encode(object())
+    assert "Submit" in protocol.__all__
