@@ -8,8 +8,8 @@ import json
 import pytest
 
 from htcpool import protocol
-from htcpool.classad import ClassAd
-from htcpool.protocol import MESSAGE_TYPES, MatchInfo, ProtocolError, decode, encode
+from htcpool.classad import ClassAd, ExprTree
+from htcpool.protocol import MESSAGE_TYPES, AdList, MatchInfo, ProtocolError, Submit, decode, encode
 from htcpool.startd.messages import RequestClaim, SensorReadings
 
 
@@ -82,3 +82,57 @@ def test_only_protocol_messages_encode() -> None:
     with pytest.raises(TypeError):
         encode(object())
     assert "Submit" in protocol.__all__
+
+
+def _cluster(n: int) -> tuple[ClassAd, ...]:
+    """Job ads as the submit core makes them: copies of one ad, each with its own ProcId."""
+    first = ClassAd({"ClusterId": 7, "Cmd": "/bin/sleep", "RemoteUserCpu": 0.0, "Owner": "alice"})
+    first.insert_node("Requirements", ExprTree("TARGET.Memory >= 64 && TARGET.Arch == \"X86_64\"")._node)
+    ads = []
+    for proc in range(n):
+        ad = first.copy()
+        ad["ProcId"] = proc
+        ad["RemoteUserCpu"] = 0.0  # a fresh literal, equal to the previous ad's
+        ads.append(ad)
+    return tuple(ads)
+
+
+def test_a_run_of_similar_ads_travels_as_the_changes_and_comes_back_whole() -> None:
+    ads = _cluster(3)
+    data = json.loads(json.dumps(encode(Submit("alice", ads))))
+    assert set(data["ads"][0]) == {"$ad"}
+    assert data["ads"][1:] == [{"$prev": "[ ProcId = 1 ]"}, {"$prev": "[ ProcId = 2 ]"}]
+    again = decode(data).ads
+    assert [repr(a) for a in again] == [repr(a) for a in ads]
+    assert again[2]["ProcId"] == 2 and again[2]["Cmd"] == "/bin/sleep"
+    # the unchanged expressions are shared, as they were on the sending side
+    assert again[0]._exprs["requirements"] is again[2]._exprs["requirements"]
+
+
+@pytest.mark.parametrize("change", ["drop", "respell", "negative zero", "other type"])
+def test_ads_that_are_not_a_superset_of_the_previous_one_travel_whole(change: str) -> None:
+    first, second = _cluster(2)
+    if change == "drop":
+        del second["Owner"]
+    elif change == "respell":
+        second = ClassAd._from_tables(dict(second._exprs), {**second._names, "cmd": "CMD"})
+    elif change == "negative zero":
+        second["RemoteUserCpu"] = -0.0
+    else:
+        second["RemoteUserCpu"] = 0
+    data = json.loads(json.dumps(encode(AdList((first, second)))))
+    if change in ("drop", "respell"):
+        assert set(data["ads"][1]) == {"$ad"}
+    else:
+        assert data["ads"][1]["$prev"].startswith("[ ProcId = 1; RemoteUserCpu = ")
+    again = decode(data).ads
+    assert [repr(a) for a in again] == [repr(a) for a in (first, second)]
+
+
+def test_changes_without_a_previous_ad_are_refused() -> None:
+    with pytest.raises(ProtocolError) as e:
+        decode({"type": "AdList", "ads": [{"$prev": "[ a = 1 ]"}]})
+    assert "AdList.ads[0]: expected a ClassAd" in str(e.value)
+    with pytest.raises(ProtocolError) as e:
+        decode({"type": "AdList", "ads": [{"$ad": "[ a = 1 ]"}, {"$prev": "[ b = ]"}]})
+    assert "AdList.ads[1]: the ClassAd does not parse" in str(e.value)

@@ -9,6 +9,14 @@ updates a startd sends about its starters.
 
 ``encode(message)`` gives a JSON-ready dict ``{"type": ClassName, field: value}``;
 ClassAds travel as ``{"$ad": text}`` in the new ClassAd syntax and tuples as lists.
+In a list of ads, an ad that has every attribute of the ad before it, spelled
+the same, travels as ``{"$prev": text}``: only the attributes whose expressions
+differ from the previous ad's (the same expression object, or equal plain
+literals, count as the same). The jobs of a cluster and the idle jobs of a
+queue are such runs (one job ad copied for every proc), so a 10,000-job
+submit carries one full ad and 9,999 ads of a few attributes each, as
+condor_submit sends a cluster ad and proc ads; the decoded ads share the
+unchanged expressions, which the schedd's per-cluster shortcuts recognise.
 ``decode(data)`` checks the type name, the fields and their simple types and
 raises ``ProtocolError`` naming the field for anything else, so a malformed
 request is refused at the boundary and never reaches a core.
@@ -17,6 +25,7 @@ request is refused at the boundary and never reaches a core.
 from __future__ import annotations
 
 import dataclasses
+import math
 import types
 import typing
 from collections.abc import Mapping
@@ -24,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from htcpool.classad import ClassAd, ClassAdError, parseOne
+from htcpool.classad.nodes import Literal
 from htcpool.classad.unparse import unparse
 from htcpool.startd import messages as startd_messages
 
@@ -260,11 +270,62 @@ MESSAGE_TYPES: dict[str, type] = {cls.__name__: cls for cls in (*_STARTD, *_OWN)
 # --------------------------------------------------------------------------- JSON form
 
 
+def _same_node(a: Any, b: Any) -> bool:
+    """Whether two expressions are surely the same: one object, or equal plain literals."""
+    if a is b:
+        return True
+    if type(a) is not Literal or type(b) is not Literal:
+        return False
+    va, vb = a.value, b.value
+    t = type(va)
+    if t is not type(vb) or t not in _PLAIN_LITERALS or va != vb:
+        return False
+    return t is not float or va != 0.0 or math.copysign(1.0, va) == math.copysign(1.0, vb)  # 0.0, -0.0
+
+
+_PLAIN_LITERALS = (int, str, bool, float)
+
+
+def _changes(ad: ClassAd, prev: ClassAd) -> ClassAd | None:
+    """The attributes of ``ad`` that differ from ``prev``; None when ``ad`` lacks one of
+    ``prev``'s attributes or spells one differently (then it travels whole)."""
+    exprs, names = ad._exprs, ad._names
+    prev_exprs, prev_names = prev._exprs, prev._names
+    changed: dict[str, Any] = {}
+    shared = 0
+    for key, node in exprs.items():
+        old = prev_exprs.get(key)
+        if old is not None:
+            if names[key] != prev_names[key]:
+                return None
+            shared += 1
+            if _same_node(old, node):
+                continue
+        changed[key] = node
+    if shared != len(prev_exprs):
+        return None
+    return ClassAd._from_tables(changed, {key: names[key] for key in changed})
+
+
+def _encode_ads(values: tuple[Any, ...] | list[Any]) -> list[Any]:
+    out: list[Any] = []
+    prev: ClassAd | None = None
+    for value in values:
+        if not isinstance(value, ClassAd):
+            out.append(_encode_value(value))
+            prev = None
+            continue
+        delta = _changes(value, prev) if prev is not None else None
+        out.append({"$ad": unparse(value)} if delta is None else {"$prev": unparse(delta)})
+        prev = value
+    return out
+
+
 def _encode_value(value: Any) -> Any:
     if isinstance(value, ClassAd):
         return {"$ad": unparse(value)}
     if isinstance(value, tuple | list):
-        return [_encode_value(v) for v in value]
+        return _encode_ads(value)
     if isinstance(value, Mapping):
         return {str(k): _encode_value(v) for k, v in value.items()}
     return value
@@ -308,16 +369,13 @@ def _decode_value(value: Any, hint: Any, where: str) -> Any:
                 errors.append(str(e))
         raise ProtocolError(errors[0] if errors else f"{where}: unexpected null")
     if hint is ClassAd:
-        if not isinstance(value, Mapping) or not isinstance(value.get("$ad"), str):
-            raise ProtocolError(f"{where}: expected a ClassAd as {{\"$ad\": text}}")
-        try:
-            return parseOne(value["$ad"])
-        except (ClassAdError, ValueError) as e:
-            raise ProtocolError(f"{where}: the ClassAd does not parse: {e}") from None
+        return _decode_ad(value, None, where)
     if origin is tuple:
         if not isinstance(value, list):
             raise ProtocolError(f"{where}: expected a list")
         item = args[0] if args else Any
+        if item is ClassAd:
+            return _decode_ads(value, where)
         return tuple(_decode_value(v, item, f"{where}[{i}]") for i, v in enumerate(value))
     if origin in (Mapping, dict) or hint in (Mapping, dict):
         if not isinstance(value, Mapping):
@@ -343,6 +401,35 @@ def _decode_value(value: Any, hint: Any, where: str) -> Any:
             raise ProtocolError(f"{where}: expected null")
         return None
     return value
+
+
+def _decode_ad(value: Any, prev: ClassAd | None, where: str) -> ClassAd:
+    """``{"$ad": text}``, or in a list ``{"$prev": text}``: the previous ad with these attributes."""
+    whole_text = value.get("$ad") if isinstance(value, Mapping) else None
+    delta = value.get("$prev") if isinstance(value, Mapping) and prev is not None else None
+    text = whole_text if isinstance(whole_text, str) else delta
+    if not isinstance(text, str):
+        raise ProtocolError(f"{where}: expected a ClassAd as {{\"$ad\": text}}"
+                            + (" or {\"$prev\": text}" if prev is not None else ""))
+    try:
+        ad = parseOne(text)
+    except (ClassAdError, ValueError) as e:
+        raise ProtocolError(f"{where}: the ClassAd does not parse: {e}") from None
+    if text is whole_text or prev is None:
+        return ad
+    whole = prev.copy()
+    for key, node in ad._exprs.items():
+        whole.insert_node(ad._names[key], node)
+    return whole
+
+
+def _decode_ads(values: list[Any], where: str) -> tuple[ClassAd, ...]:
+    out: list[ClassAd] = []
+    prev: ClassAd | None = None
+    for i, value in enumerate(values):
+        prev = _decode_ad(value, prev, f"{where}[{i}]")
+        out.append(prev)
+    return tuple(out)
 
 
 def decode(data: Any) -> Any:

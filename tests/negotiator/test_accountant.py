@@ -109,3 +109,53 @@ def test_group_records_charge_hierarchically() -> None:
     assert acct.records["group_physics"].hier_weighted_resources_used == 1
     acct.check_matches([slot("s@m")], START)  # recount: nothing claimed any more
     assert acct.records["group_physics"].hier_weighted_resources_used == 0
+
+
+def test_ceiling_floor_and_factor_leases() -> None:
+    """Reference 1.7: a lease keeps the value it replaces and an absolute expiry; setting one fails
+    for a duration that is not positive, an invalid value, or while another lease runs; records
+    never leased carry no lease attributes; a store reloads leases without loss."""
+    store = MemoryStore()
+    acct = Accountant(store=store)
+    acct.set_floor("u@d", 2)
+    assert "FloorLeaseExpiration" not in acct.records["u@d"].to_dict()
+    acct.set_floor("u@d", 5, now=START, duration=600)
+    acct.set_ceiling("u@d", 3, now=START, duration=3600)
+    acct.set_priority_factor("u@d", 7, now=START, duration=60)
+    rec = acct.records["u@d"]
+    assert (rec.floor, rec.floor_pre_lease_value, rec.floor_lease_expiration) == (5, 2, START + 600)
+    assert (rec.ceiling, rec.ceiling_pre_lease_value) == (3, -1)
+    assert rec.to_dict()["CeilingLeaseExpiration"] == START + 3600
+    with pytest.raises(NegotiatorUsageError, match="already"):
+        acct.set_ceiling("u@d", 4, now=START + 10, duration=60)
+    for bad in (lambda: acct.set_ceiling("v@d", 4, now=START, duration=0),
+                lambda: acct.set_floor("v@d", -1, now=START, duration=60),
+                lambda: acct.set_priority_factor("v@d", 0.5, now=START, duration=60)):
+        with pytest.raises(NegotiatorUsageError):
+            bad()
+    assert Accountant(store=store).records["u@d"] == rec  # persisted
+    acct.expire_leases(START + 600)  # the factor's and the floor's are over, the ceiling's not
+    assert (rec.priority_factor, rec.floor, rec.ceiling) == (1000, 2, 3)
+    assert rec.floor_lease_expiration == 0 and rec.ceiling_lease_expiration == START + 3600
+    acct.cancel_lease("u@d", "ceiling")
+    assert rec.ceiling == -1
+    with pytest.raises(NegotiatorUsageError):
+        acct.cancel_lease("u@d", "ceiling")
+    acct.set_ceiling("u@d", 1, now=START + 700, duration=60)  # no lease runs: allowed again
+    assert rec.ceiling == 1
+
+
+def test_lease_expires_at_the_start_of_a_cycle() -> None:
+    """Reference 2.2 step 2: each cycle first expires leases; a leased ceiling of 3 caps the
+    submitter until its hour is up, then the ceiling before it (none) applies again."""
+    from htcpool.negotiator import negotiate
+    from tests.negotiator.helpers import many_jobs, submitters
+
+    slots = [slot(f"s{i}@m") for i in range(10)]
+    acct = Accountant()
+    acct.update_priorities(START)
+    acct.set_ceiling("u@d", 3, now=START, duration=3600)
+    subs = submitters(slots, {"u@d": many_jobs(10)})
+    assert len(negotiate(START + 60, slots, subs, acct).result.matches) == 3
+    assert len(negotiate(START + 3600, slots, subs, acct).result.matches) == 10
+    assert acct.records["u@d"].ceiling == -1

@@ -209,3 +209,14 @@ def test_time_limits_use_the_injected_timer() -> None:
     assert n == 100 and late == [] and spins >= 20  # each session is cut short; the pie spins on
     n, _, _ = run(max_time_per_cycle=8)
     assert n < 8
+
+
+def test_time_limits_are_checked_before_the_ceiling() -> None:
+    """Reference 2.5 step 11: the outcome is the first rule that applies, and a spent submitter
+    time (rule 2) comes before a spent ceiling (rule 6), so the submitter is listed out of time."""
+    slots = [slot("s@m")]
+    acct = _accountant({})
+    acct.set_ceiling("u@d", 0)
+    pol = NegotiatorPolicy(max_time_per_submitter=0)
+    out = negotiate(START, slots, submitters(slots, {"u@d": many_jobs(1)}), acct, pol)
+    assert out.result.matches == [] and out.stats.submitters_out_of_time == ["u@d"]

@@ -40,10 +40,12 @@ def _build(pool: list[tuple[int, int, bool]], work: list[list[tuple[int, int, in
 
 
 @settings(max_examples=60, deadline=None)
-@given(pools, workloads, st.booleans())
-def test_no_slot_is_matched_twice_and_jobs_fit(pool, work, preempt) -> None:  # type: ignore[no-untyped-def]
-    """3.6.5: a matched machine "is removed from the list of resources to match"."""
-    pol = NegotiatorPolicy(preemption_requirements="True" if preempt else "False")
+@given(pools, workloads, st.booleans(), st.booleans())
+def test_no_slot_is_matched_twice_and_jobs_fit(pool, work, preempt, global_prios) -> None:  # type: ignore[no-untyped-def]
+    """3.6.5: a matched machine "is removed from the list of resources to match"; no job is placed
+    twice, also when USE_GLOBAL_JOB_PRIOS splits submitters into entries (reference 2.2)."""
+    pol = NegotiatorPolicy(preemption_requirements="True" if preempt else "False",
+                           use_global_job_prios=global_prios)
     names = [f"u{i}@d" for i in range(len(work))]
     slots, subs = _build(pool, work, pol, names)
     out = negotiate(START, slots, subs, Accountant(), pol)

@@ -258,6 +258,65 @@ def test_kill_family_removes_starter_and_job(tmp_path: Path) -> None:
     run(test)
 
 
+ESCAPE = ("setsid sh -c 'echo $$ > escaped.pid; exec sleep 30' &\n"
+          "sleep 30 &\necho $! > child.pid\nwait\n")
+
+
+async def _escaped_pid(tmp_path: Path) -> int:
+    found = tmp_path / "scratch" / "escaped.pid"
+    await poll(lambda: found.exists() and found.read_text().strip() != "")
+    return int(found.read_text())
+
+
+def test_a_process_that_left_the_group_is_suspended_and_killed_with_it(tmp_path: Path) -> None:
+    """A job process in a session of its own (setsid) is still the job's: SIGSTOP, SIGCONT
+    and the hard kill reach it too, as HTCondor's process-family tracking does."""
+    spec = make_spec(tmp_path, script(tmp_path, ESCAPE))
+
+    async def test() -> None:
+        handle, events, pid = await start(spec)
+        escaped = await _escaped_pid(tmp_path)
+        assert os.getpgid(escaped) != pid
+        await handle.suspend()
+        await poll(lambda: status(pid) == status(escaped) == psutil.STATUS_STOPPED)
+        await handle.continue_()
+        await poll(lambda: psutil.STATUS_STOPPED not in (status(pid), status(escaped)))
+        await handle.hard_kill()
+        await events.until("exited")
+        await handle.wait()
+        assert gone(pid) and gone(escaped)
+
+    run(test)
+
+
+def test_a_process_that_left_the_group_dies_when_the_job_ends(tmp_path: Path) -> None:
+    """When the job's leader exits, what is left of the job goes, in its group or not."""
+    spec = make_spec(tmp_path, script(tmp_path, "setsid sh -c 'echo $$ > escaped.pid; exec sleep 30' &\n"
+                                                "while [ ! -s escaped.pid ]; do sleep 0.05; done\n"))
+
+    async def test() -> None:
+        handle, events, _ = await start(spec)
+        escaped = await _escaped_pid(tmp_path)
+        exited = await events.until("exited")
+        assert exited["exit_code"] == 0
+        await handle.wait()
+        await poll(lambda: gone(escaped))
+
+    run(test)
+
+
+def test_kill_family_reaches_a_process_that_left_the_group(tmp_path: Path) -> None:
+    spec = make_spec(tmp_path, script(tmp_path, ESCAPE))
+
+    async def test() -> None:
+        handle, _, pid = await start(spec)
+        escaped = await _escaped_pid(tmp_path)
+        await handle.kill_family()
+        await poll(lambda: gone(pid) and gone(escaped))
+
+    run(test)
+
+
 def test_missing_executable_is_an_error_event(tmp_path: Path) -> None:
     spec = make_spec(tmp_path, "no-such-program")
 

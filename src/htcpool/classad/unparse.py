@@ -20,6 +20,7 @@ name ignoring case.
 from __future__ import annotations
 
 import math
+import re
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -49,9 +50,20 @@ _ESCAPES = {
 }  # fmt: skip
 
 
+_ORDERS: dict[tuple[str, ...], list[str]] = {}
+_ORDERS_MAX = 1024
+
+
 def ad_order(names: dict[str, str]) -> list[str]:
-    """Keys of an ad in the order HTCondor prints them."""
-    return sorted(names, key=lambda k: (len(k), k))
+    """Keys of an ad in the order HTCondor prints them (remembered per set of keys in one order:
+    the ads of a pool come in few shapes, and a tuple of the keys hashes faster than a sort)."""
+    keys = tuple(names)
+    order = _ORDERS.get(keys)
+    if order is None:
+        if len(_ORDERS) >= _ORDERS_MAX:
+            _ORDERS.clear()
+        order = _ORDERS[keys] = sorted(keys, key=lambda k: (len(k), k))
+    return list(order)
 
 
 def format_real(x: float, old: bool = False) -> str:
@@ -75,6 +87,8 @@ def quote_string(s: str, delim: str = '"', raw_utf8: bool = False) -> str:
     Characters beyond ASCII are written as the octal escapes of their UTF-8 bytes,
     unless ``raw_utf8`` (the old form keeps them as they are in quoted names).
     """
+    if _PLAIN[delim](s) is None:  # printable ASCII without the delimiter or a backslash
+        return delim + s + delim
     out = [delim]
     for c in s:
         if c == delim:
@@ -91,6 +105,9 @@ def quote_string(s: str, delim: str = '"', raw_utf8: bool = False) -> str:
     return "".join(out)
 
 
+_PLAIN = {d: re.compile(r"[^ -~]|[\\%s]" % d).search for d in ('"', "'")}
+
+
 def quote_old_string(s: str) -> str:
     return '"' + s.replace('"', '\\"') + '"'
 
@@ -99,10 +116,23 @@ def quote_old_string(s: str) -> str:
 _RESERVED_NAMES = frozenset({"true", "false", "undefined", "error", "is", "isnt", "parent"})
 
 
+_NAMES: dict[tuple[str, bool], str] = {}
+_NAMES_MAX = 8192
+
+
 def format_name(name: str, old: bool = False) -> str:
-    if is_identifier(name) and name.lower() not in _RESERVED_NAMES:
-        return name
-    return quote_string(name, "'", old)
+    """An attribute name as written: as it is, or quoted (remembered: names repeat in every ad)."""
+    key = (name, old)
+    text = _NAMES.get(key)
+    if text is None:
+        if len(_NAMES) >= _NAMES_MAX:
+            _NAMES.clear()
+        if is_identifier(name) and name.lower() not in _RESERVED_NAMES:
+            text = name
+        else:
+            text = quote_string(name, "'", old)
+        _NAMES[key] = text
+    return text
 
 
 def format_abstime(t: AbsTime) -> str:
@@ -154,6 +184,14 @@ def format_reltime(secs: float) -> str:
     if mins:
         return out + "%02d:%02d" % (mins, sec)
     return out + "%02d" % sec
+
+
+# The text of compound expressions, by printer and node: attribute values are shared between ads
+# (the expression cache, copied job ads), so an ad's text is mostly a few look-ups. Nodes do not
+# change; an entry holds its node, so the id cannot be reused while the entry is there.
+_REMEMBERED = frozenset({BinaryOp, FnCall, UnaryOp, Paren, Ternary, Subscript, ListExpr})
+_TEXTS: dict[tuple[type, bool], dict[int, tuple[Node, str]]] = {}
+_TEXTS_MAX = 4096
 
 
 class _Printer:
@@ -291,11 +329,27 @@ class _Printer:
         keys = ad_order(names)
         if not self.pretty:
             out.append("[ ")
+            memo = _TEXTS.setdefault((type(self), self.old), {})
             for i, k in enumerate(keys):
                 if i:
                     out.append("; ")
                 out.append(format_name(names[k], self.old) + " = ")
-                self.node(exprs[k])
+                node = exprs[k]
+                if type(node) not in _REMEMBERED:
+                    self.node(node)
+                    continue
+                hit = memo.get(id(node))
+                if hit is not None and hit[0] is node:
+                    out.append(hit[1])
+                    continue
+                start = len(out)
+                self.node(node)
+                text = "".join(out[start:])
+                del out[start:]
+                out.append(text)
+                if len(memo) >= _TEXTS_MAX:
+                    memo.clear()
+                memo[id(node)] = (node, text)
             out.append(" ]")
             return
         self.level += 4

@@ -62,7 +62,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _use(names[1:])
     subsystem = args.subsystem.upper() if args.subsystem else "TOOL"
     try:
-        config = read_config(args.root_config, subsystem=subsystem, local_name=args.local_name)
+        config = read_config(args.root_config or _pool_config(), subsystem=subsystem,
+                             local_name=args.local_name)
     except ConfigError as exc:
         print(f"ERROR: {exc}", file=sys.stderr)
         return 1
@@ -135,3 +136,16 @@ def _use(words: list[str]) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main())
+
+
+def _pool_config() -> str | None:
+    """Without CONDOR_CONFIG, the personal pool's configuration when there is one
+    ($HTCPOOL_LOCAL_DIR or ~/.htcpool), else HTCondor's standard places."""
+    import os
+
+    if "CONDOR_CONFIG" in os.environ:
+        return None
+    from htcpool.runtime.layout import default_local_dir
+
+    path = default_local_dir() / "condor_config"
+    return str(path) if path.exists() else None

@@ -1,10 +1,17 @@
 """``htcpool drain``, ``vacate``, ``who``, ``reschedule``: commands for the execute side.
 
     htcpool drain [-graceful|-quick|-fast] [-reason TEXT] [-resume-on-completion|-exit-on-completion]
-                  [-start EXPR] [-check EXPR] [-cancel [-request-id ID]] [MACHINE]
-    htcpool vacate [-fast] [MACHINE]
+                  [-start EXPR] [-check EXPR] [-verbose] [-cancel [-request-id ID]] [MACHINE]
+    htcpool vacate [-fast] [MACHINE | SLOT]
     htcpool who
     htcpool reschedule
+
+The pool has one startd; MACHINE (its machine name, or one of its slots) is checked against
+it and a name it does not have ends the tool with HTCondor's ``Can't find address for startd
+NAME``. The reports are condor_drain's and condor_vacate's (``Sent request to drain the startd
+<addr> with NAME. ...``, ``Sent "Vacate-All-Claims" command to local startd``); a refused
+drain is reported as condor_drain does: ``Attempt to send DRAIN_JOBS to startd <addr> failed``
+and the startd's reason on the next line.
 """
 
 from __future__ import annotations
@@ -13,10 +20,29 @@ import argparse
 import sys
 import time
 
-from htcpool.cli.common import connect, request, run_tool
+from htcpool.cli.common import (
+    ToolError,
+    check_constraint,
+    connect,
+    request,
+    run_tool,
+    startd_identity,
+)
 from htcpool.cli.formats import format_duration
 from htcpool.protocol import DaemonCommand, Ok, QueryAds
-from htcpool.startd.messages import CancelDrain, Drain
+from htcpool.startd.messages import CancelDrain, Drain, Vacate
+
+#: the startd's refusal codes, in condor_drain's words
+_DRAIN_REFUSALS = {
+    "DRAINING_ALREADY_IN_PROGRESS": "Draining already in progress.",
+    "DRAINING_CHECK_EXPR_FAILED": "Draining check expression failed",
+}
+
+
+def _refusal(detail: str) -> str:
+    code, _, rest = detail.partition(" ")
+    words = _DRAIN_REFUSALS.get(code)
+    return detail if words is None else f"{words} {rest}".rstrip()
 
 
 def drain(argv: list[str]) -> int:
@@ -32,22 +58,32 @@ def drain(argv: list[str]) -> int:
     done.add_argument("-restart-on-completion", action="store_const", const="restart", dest="completion")
     p.add_argument("-start", metavar="EXPR", help="the START expression while draining")
     p.add_argument("-check", metavar="EXPR", help="drain only if EXPR is true for every slot")
+    p.add_argument("-verbose", action="store_true", help="also print the drain's request id")
     p.add_argument("-cancel", action="store_true", help="stop draining")
     p.add_argument("-request-id", dest="request_id")
     p.add_argument("machine", nargs="?")
     args = p.parse_args(argv)
 
     def body() -> int:
+        check_constraint(args.start, "-start")
+        check_constraint(args.check, "-check")
         client = connect()
-        machine = args.machine or "this machine"
+        name, address = startd_identity(client, args.machine)
+        command = "CANCEL_DRAIN_JOBS" if args.cancel else "DRAIN_JOBS"
+        message = CancelDrain(args.request_id) if args.cancel else Drain(
+            args.how or "graceful", args.completion or "nothing", args.check, args.start, args.reason)
+        try:
+            reply = request(client, "startd", message)
+        except ToolError as e:
+            raise ToolError(f"Attempt to send {command} to startd {address} failed\n{_refusal(str(e))}") from None
         if args.cancel:
-            request(client, "startd", CancelDrain(args.request_id))
-            print(f"Sent request to cancel draining on {machine}")
+            print(f"Sent request to cancel draining on {name}")
             return 0
-        reply = request(client, "startd", Drain(args.how or "graceful", args.completion or "nothing",
-                                                 args.check, args.start, args.reason))
+        print(f"Sent request to drain the startd {address} with {name}. This only affects the single "
+              "startd; any other startds running on the same host will not be drained.")
         request_id = reply.detail if isinstance(reply, Ok) else ""
-        print(f"Sent request to drain {machine}" + (f", request id {request_id}" if request_id else ""))
+        if args.verbose and request_id:
+            print(f"\tRequest id: {request_id}")
         return 0
 
     return run_tool("htcpool drain", body)
@@ -56,13 +92,21 @@ def drain(argv: list[str]) -> int:
 def vacate(argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog="htcpool vacate", description="Vacate a machine's jobs (condor_vacate).")
     p.add_argument("-fast", action="store_true")
-    p.add_argument("machine", nargs="?")
+    p.add_argument("machine", nargs="?", help="the machine (every claim) or one slot (slot1_1@host)")
     args = p.parse_args(argv)
 
     def body() -> int:
         client = connect()
+        if args.machine is not None:
+            startd_identity(client, args.machine)
+        fast = "-Fast" if args.fast else ""
+        if args.machine is not None and "@" in args.machine:
+            request(client, "startd", Vacate(args.machine, args.fast))
+            print(f'Sent "Vacate-Claim{fast}" command to startd {args.machine}')
+            return 0
         request(client, "startd", DaemonCommand("vacate", "fast" if args.fast else "graceful"))
-        print(f"Sent \"Vacate-All-Claims\" command to startd {args.machine or client.url('startd')}")
+        target = f"startd {args.machine}" if args.machine else "local startd"
+        print(f'Sent "Vacate-All-Claims{fast}" command to {target}')
         return 0
 
     return run_tool("htcpool vacate", body)

@@ -6,10 +6,19 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 
 from htcpool.classad import quote
-from htcpool.cli.common import connect, local_zone, request, run_tool
+from htcpool.cli.common import (
+    check_constraint,
+    check_expressions,
+    connect,
+    local_zone,
+    request,
+    run_tool,
+    without_private,
+)
 from htcpool.protocol import HistoryQuery
 from htcpool.schedd import format_autoformat, format_history, format_long
 
@@ -24,10 +33,13 @@ def main(argv: list[str]) -> int:
     args = p.parse_args(argv)
 
     def body() -> int:
+        check_constraint(args.constraint)
+        check_expressions(args.af)
         picks = []
         for t in args.targets:
-            if t.replace(".", "").isdigit():
-                c, _, proc = t.partition(".")
+            found = re.fullmatch(r"(\d+)(?:\.(\d+))?", t)
+            if found is not None:
+                c, proc = found.groups()
                 picks.append(f"(ClusterId == {c}" + (f" && ProcId == {proc})" if proc else ")"))
             else:
                 picks.append(f"(Owner == {quote(t)})")
@@ -35,7 +47,7 @@ def main(argv: list[str]) -> int:
         if args.constraint:
             parts.append(f"({args.constraint})")
         client = connect()
-        newest_first = list(request(client, "schedd", HistoryQuery(" && ".join(parts), args.limit)).ads)
+        newest_first = without_private(request(client, "schedd", HistoryQuery(" && ".join(parts), args.limit)).ads)
         ads = newest_first[::-1]  # the formatters take the history oldest first, as it was written
         if args.af:
             sys.stdout.write(format_autoformat(ads, args.af))

@@ -4,8 +4,12 @@ condor_vacate_job and condor_prio.
     htcpool hold [-reason TEXT] [-constraint EXPR] [-all] [cluster|cluster.proc|user]...
     htcpool prio {+N|-N|-p N} [-a] [cluster|cluster.proc|user]...
 
-Each job id is reported on its own line (``Job 2.1 held``); a cluster or user as a
-whole (``All jobs in cluster 3 have been marked for removal``), as HTCondor's tools do.
+Each job id is reported on its own line (``Job 2.1 held``, ``Job 2.1 already held``,
+``Job 2.1 not found``); a cluster or user as a whole (``All jobs in cluster 3 have been
+marked for removal``), as HTCondor's tools do. The schedd's reason for each job it did
+not act on is turned into that one line, never printed a second time. condor_prio is
+silent when it succeeds and says ``Couldn't retrieve current priority for 99.0.`` for a
+job that is not there.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ import argparse
 import re
 import sys
 
-from htcpool.cli.common import ToolError, connect, request, run_tool, user
+from htcpool.cli.common import ToolError, check_constraint, connect, request, run_tool, user
 from htcpool.cli.formats import (
     NO_JOBS_SPECIFIED,
     PRIO_NO_PRIORITY,
@@ -29,6 +33,22 @@ _CLUSTER = re.compile(r"^\d+$")
 #: tool name -> (schedd action, formats' action name)
 TOOLS = {"hold": ("hold", "hold"), "release": ("release", "release"), "rm": ("remove", "remove"),
          "vacate_job": ("vacate", "vacate")}
+#: the state a job is already in when an action has nothing left to do (condor_hold of a held job)
+_DONE_STATE = {"hold": "Held", "remove": "Removed"}
+_STATE_REFUSAL = re.compile(r"cannot \w+ a job that is (.+)$")
+
+
+def job_result(action: str, errors: tuple[str, ...]) -> str:
+    """The formats' result for one job id the schedd did not act on, from its error messages."""
+    for error in errors:
+        if "not found" in error:
+            return "not-found"
+        if "may not" in error:
+            return "permission-denied"
+        refused = _STATE_REFUSAL.search(error)
+        if refused is not None and refused.group(1) == _DONE_STATE.get(action):
+            return "already-done"
+    return "bad-status"
 
 
 def _act(tool: str, argv: list[str]) -> int:
@@ -44,6 +64,7 @@ def _act(tool: str, argv: list[str]) -> int:
     def body() -> int:
         if not args.targets and not args.constraint and not args.all:
             raise ToolError(NO_JOBS_SPECIFIED)
+        check_constraint(args.constraint)
         client = connect()
         status = 0
         me = user()
@@ -62,10 +83,7 @@ def _act(tool: str, argv: list[str]) -> int:
                 if reply.done:
                     print(format_job_result(wording, cluster, proc))
                 else:
-                    result = "not-found" if any("not found" in e for e in reply.errors) else "bad-status"
-                    if any("may not" in e for e in reply.errors):
-                        result = "permission-denied"
-                    print(format_job_result(wording, cluster, proc, result))
+                    print(format_job_result(wording, cluster, proc, job_result(action, reply.errors)))
                     status = 1
             else:
                 picked: list[int | str] = [int(target)] if _CLUSTER.match(target) else [target] if target else []
@@ -74,9 +92,6 @@ def _act(tool: str, argv: list[str]) -> int:
                 print(line)
                 if not reply.done:
                     status = 1
-            for e in reply.errors:
-                if "not found" not in e:
-                    print(e, file=sys.stderr)
         return status
 
     return run_tool(f"htcpool {tool}", body)
@@ -99,7 +114,10 @@ def vacate_job(argv: list[str]) -> int:
 
 
 def prio(argv: list[str]) -> int:
-    """condor_prio: ``+N``/``-N`` adjust, ``-p N`` sets; then jobs, clusters, users or ``-a``."""
+    """condor_prio: ``+N``/``-N`` adjust, ``-p N`` sets; then jobs, clusters, users or ``-a``.
+
+    As condor_prio parses it, a bare number is a cluster, so ``prio 20 2.0`` names two jobs and
+    no priority (the usage error, status 1)."""
     value: int | None = None
     relative = False
     targets: list[str] = []
@@ -128,11 +146,18 @@ def prio(argv: list[str]) -> int:
     def body() -> int:
         client = connect()
         me = user()
-        picks = tuple(targets) if targets else (me,)
-        reply = request(client, "schedd", JobAction("prio", me, picks, "", "", value, relative))
-        for e in reply.errors:
-            print(e, file=sys.stderr)
-        return 0 if reply.done else 1
+        status = 0
+        for target in targets or [me]:
+            reply = request(client, "schedd", JobAction("prio", me, (target,), "", "", value, relative))
+            if reply.done:
+                continue
+            status = 1
+            if _JOB.match(target):
+                print(f"Couldn't retrieve current priority for {target}.", file=sys.stderr)
+            else:
+                for e in reply.errors:
+                    print(e, file=sys.stderr)
+        return status
 
     return run_tool("htcpool prio", body)
 

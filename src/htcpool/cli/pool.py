@@ -12,6 +12,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+import httpx
+
 from htcpool.protocol import DaemonCommand
 from htcpool.runtime.http import RequestRefused
 from htcpool.runtime.pool import PoolClient, PoolNotRunning, local_layout, start_pool, stop_pool
@@ -67,13 +69,46 @@ def _command(name: str, argv: list[str]) -> int:
     try:
         client = PoolClient(local_layout(args.local_dir))
         client.send("master", DaemonCommand(name, _how(args), daemons))
-    except (PoolNotRunning, RequestRefused) as e:
+    except (PoolNotRunning, RequestRefused, httpx.HTTPError, OSError) as e:
         print(f"htcpool {name}: {e}", file=sys.stderr)
         return 1
-    verb = {"off": "Sent \"Kill-All-Daemons\" command", "on": "Sent \"Spawn-All-Daemons\" command",
-            "restart": "Sent \"Restart\" command", "reconfig": "Sent \"Reconfig\" command"}[name]
-    print(f"{verb} to local master")
+    for line in reports(name, _how(args), daemons):
+        print(line)
     return 0
+
+
+#: (tool, how) -> HTCondor's name of the command the tool sends: for the whole pool, for one daemon
+_VERBS: dict[tuple[str, str], tuple[str, str]] = {
+    ("off", "graceful"): ("Kill-All-Daemons", "Kill-Daemon"),
+    ("off", "fast"): ("Kill-All-Daemons-Fast", "Kill-Daemon-Fast"),
+    ("off", "peaceful"): ("Kill-All-Daemons-Peacefully", "Kill-Daemon-Peacefully"),
+    ("on", "graceful"): ("Spawn-All-Daemons", "Spawn-Daemon"),
+    ("restart", "graceful"): ("Restart", "Restart"),
+    ("restart", "fast"): ("Restart-Fast", "Restart-Fast"),
+    ("restart", "peaceful"): ("Restart-Peaceful", "Restart-Peaceful"),
+    ("reconfig", "graceful"): ("Reconfig", "Reconfig"),
+}
+
+
+def reports(name: str, how: str, daemons: tuple[str, ...]) -> list[str]:
+    """What condor_off, _on, _restart and _reconfig print after sending their command.
+
+    condor_off and condor_on send a daemon's command to the master and name the daemon
+    (``Sent "Kill-Daemon" command for "negotiator" to local master``); condor_restart and
+    condor_reconfig address the daemon itself (``Sent "Restart" command to local schedd``).
+    A peaceful condor_off of one daemon is reported without naming it, as HTCondor does."""
+    whole, one = _VERBS.get((name, how), _VERBS[(name, "graceful")])
+    if not daemons:
+        return [f'Sent "{whole}" command to local master']
+    lines = []
+    for daemon in daemons:
+        if name not in ("off", "on"):
+            lines.append(f'Sent "{one}" command to local {daemon}')
+        elif name == "off" and how == "peaceful":
+            lines.append(f'Sent "{one}" command to local master')
+        else:
+            lines.append(f'Sent "{one}" command for "{daemon}" to local master')
+    return lines
 
 
 def off(argv: list[str]) -> int:

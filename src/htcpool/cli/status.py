@@ -33,6 +33,7 @@ from collections.abc import Sequence
 
 from htcpool.classad import ClassAd, quote
 from htcpool.cli.common import (
+    ToolError,
     check_constraint,
     check_expressions,
     connect,
@@ -93,6 +94,9 @@ def main(argv: list[str]) -> int:
     def body() -> int:
         check_constraint(args.constraint)
         check_expressions(args.af)
+        kind = _daemon_view(args)
+        if args.direct and kind is not None:
+            raise ToolError(f"-direct asks a startd for its slots; it does not go with -{kind}")
         client = connect()
         now = int(time.time())
         parts = []
@@ -104,7 +108,6 @@ def main(argv: list[str]) -> int:
             parts.append(RUNNING)
         if args.names:
             parts.append(" || ".join(f"Name == {quote(n)} || Machine == {quote(n)}" for n in args.names))
-        kind = _daemon_view(args)
         my_type = DAEMON_VIEWS[kind][0] if kind else "Machine"
         query = QueryAds(my_type, " && ".join(f"({p})" for p in parts))
         if args.direct:

@@ -5,11 +5,15 @@
                      | -resetusage USER | -resetall | -delete USER
 
 Reads and changes the negotiator's accounting records; the tables are condor_userprio's.
+A change names a submitter in full (``user@uid.domain``), as condor_userprio demands, and
+reports what it did in condor_userprio's words (``The priority factor of alice@host was set
+to 2.000000``).
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import sys
 import time
 
@@ -40,33 +44,60 @@ def _number(text: str) -> float:
         raise ToolError(f"{text!r} is not a number") from None
 
 
+def _full_name(name: str, what: str = "priority") -> str:
+    """A submitter named in full; condor_userprio refuses a bare user (or group) name."""
+    if "@" not in name:
+        raise ToolError(f"You must specify the full name of the submittor you wish\n"
+                        f"\tto update the {what} of (user@uid.domain or user@full.host.name)")
+    return name
+
+
+def _change(args: argparse.Namespace) -> tuple[UserprioCommand, str] | None:
+    """The command a change option asks for and condor_userprio's report of it."""
+    if args.setfactor:
+        name, factor = _full_name(args.setfactor[0]), _number(args.setfactor[1])
+        if factor < 1:
+            raise ToolError("Priority factors must be greater than or equal to 1.")
+        return (UserprioCommand("setfactor", name, factor),
+                f"The priority factor of {name} was set to {factor:f}")
+    if args.setprio:
+        name, prio = _full_name(args.setprio[0]), _number(args.setprio[1])
+        return UserprioCommand("setprio", name, prio), f"The priority of {name} was set to {prio:f}"
+    if args.setaccum:
+        name, usage = _full_name(args.setaccum[0], "Accumulated usage"), _number(args.setaccum[1])
+        if usage < 0:
+            raise ToolError("Usage must be greater than 0 seconds")
+        return (UserprioCommand("setaccum", name, usage),
+                f"The Accumulated Usage of {name} was set to {usage:f}")
+    if args.resetusage:
+        name = _full_name(args.resetusage)
+        return UserprioCommand("resetusage", name), f"The accumulated usage of {name} was reset"
+    if args.resetall:
+        return UserprioCommand("resetall"), "The accumulated usage was reset for all users"
+    if args.delete:
+        name = args.delete
+        if "@" not in name:
+            raise ToolError("You must specify the full name of the record you wish\n"
+                            "\tto delete (user@uid.domain or user@full.host.name)")
+        return UserprioCommand("delete", name), f"The accountant record named {name} was deleted"
+    return None
+
+
 def main(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
 
     def body() -> int:
+        change = _change(args)
         client = connect()
-        command = None
-        if args.setfactor:
-            command = UserprioCommand("setfactor", args.setfactor[0], _number(args.setfactor[1]))
-        elif args.setprio:
-            command = UserprioCommand("setprio", args.setprio[0], _number(args.setprio[1]))
-        elif args.setaccum:
-            command = UserprioCommand("setaccum", args.setaccum[0], _number(args.setaccum[1]))
-        elif args.resetusage:
-            command = UserprioCommand("resetusage", args.resetusage)
-        elif args.resetall:
-            command = UserprioCommand("resetall")
-        elif args.delete:
-            command = UserprioCommand("delete", args.delete)
-        if command is not None:
+        if change is not None:
+            command, report = change
             request(client, "negotiator", command)
-            print("The operation was successful.")
+            print(report)
             return 0
         reply = request(client, "negotiator", UserprioQuery())
         rows = list(reply.rows) if isinstance(reply, Records) else []
         view = "quotas" if args.quotas else "all" if args.all else "most" if args.most else "default"
         now = time.time()
-        import datetime as dt
         zone = dt.timezone(dt.timedelta(seconds=local_zone(now)))
         text = format_userprio(rows, now=now, view=view if view != "default" else "most",
                                active_window=None if args.allusers else 86400.0, tz=zone)

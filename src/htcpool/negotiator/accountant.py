@@ -16,6 +16,9 @@ Rules of this module (HTCondor 25's ``Accountant.cpp``, seed section 3.6.4):
 * ``add_match`` charges a match made during the cycle at once, so shares see live usage.
 * EUP = RUP × factor; the factor is chosen once per record (nice user, group factor, remote user,
   default, in that order) and then sticks, as in HTCondor.
+* Ceiling, floor and priority factor can be leased for a duration (``-duration``): the value
+  replaced is kept and comes back when ``expire_leases(now)`` finds the lease over (each cycle
+  starts with it); a second lease while one runs is refused (reference 1.7).
 * Every change is committed to the ``AccountantStore`` (if any) as one transaction, so a live
   driver can persist the state and reload it without loss (``records.py``).
 """
@@ -26,8 +29,9 @@ import math
 from collections.abc import Callable, Iterable, Mapping
 
 from htcpool.classad import ClassAd, EvalContext, ExprTree, fixed_clock
+from htcpool.classad.nodes import AttrRef, Literal
 from htcpool.negotiator.errors import NegotiatorUsageError
-from htcpool.negotiator.records import AccountantSnapshot, AccountantStore, CustomerRecord
+from htcpool.negotiator.records import LEASED, AccountantSnapshot, AccountantStore, CustomerRecord
 from htcpool.negotiator.settings import ROOT_GROUP, AccountantPolicy
 
 MIN_PRIORITY = 0.5  # HTCondor's constant minimum RUP; not configurable
@@ -69,13 +73,27 @@ class SlotWeigher:
         self.force = policy.force_negotiator_slot_weight
         self.expr = ExprTree(policy.slot_weight)
         self.context = context
+        node = self.expr.node
+        #: SLOT_WEIGHT as a plain attribute name (``Cpus``), read directly when the slot defines it
+        self.attribute = (
+            node.key if type(node) is AttrRef and node.base is None and not node.absolute else None
+        )
 
     def __call__(self, slot: ClassAd) -> float:
         if not self.use:
             return 1.0
-        v = None if self.force else _num(slot.evaluate("SlotWeight", self.context))
+        exprs = slot._exprs
+        v = None
+        if not self.force:
+            own = exprs.get("slotweight")
+            if own is not None:
+                v = _num(own.value if type(own) is Literal else slot.evaluate("SlotWeight", self.context))
         if v is None:
-            v = _num(self.expr.evaluate(slot, None, self.context))
+            node = exprs.get(self.attribute) if self.attribute is not None else None
+            if type(node) is Literal:
+                v = _num(node.value)
+            else:
+                v = _num(self.expr.evaluate(slot, None, self.context))
         if v is None or v < 0:
             return 1.0
         return v
@@ -166,8 +184,15 @@ class Accountant:
         return rec.weighted_resources_used if rec is not None else 0.0
 
     # ----------------------------------------------------------- condor_userprio operations
-    def set_priority_factor(self, name: str, factor: float) -> None:
-        """``-setfactor``: values below 1 are raised to 1."""
+    def set_priority_factor(self, name: str, factor: float, *, now: float | None = None,
+                            duration: float | None = None) -> None:
+        """``-setfactor``: values below 1 are raised to 1. With ``duration`` (``-duration``), a
+        lease: the factor holds until ``now + duration``, then the previous one comes back."""
+        if duration is not None:
+            if factor < 1:
+                raise NegotiatorUsageError(f"a leased priority factor must be at least 1: {factor}")
+            self._lease(name, "priority_factor", float(factor), now, duration)
+            return
         self.record(name).priority_factor = max(1.0, float(factor))
         self._dirty.add(name)
         self.commit()
@@ -197,18 +222,74 @@ class Accountant:
         self._dirty.add(name)
         self.commit()
 
-    def set_ceiling(self, name: str, ceiling: float) -> None:
+    def set_ceiling(self, name: str, ceiling: float, *, now: float | None = None,
+                    duration: float | None = None) -> None:
+        """``-setceiling``: the most weighted usage the submitter may reach (-1: no ceiling);
+        with ``duration``, a lease (see ``set_priority_factor``)."""
         if ceiling < -1:
             raise NegotiatorUsageError(f"ceiling must be -1 (none) or more: {ceiling}")
+        if duration is not None:
+            self._lease(name, "ceiling", float(ceiling), now, duration)
+            return
         self.record(name).ceiling = float(ceiling)
         self._dirty.add(name)
         self.commit()
 
-    def set_floor(self, name: str, floor: float) -> None:
+    def set_floor(self, name: str, floor: float, *, now: float | None = None,
+                  duration: float | None = None) -> None:
+        """``-setfloor``: the weighted usage the submitter is brought up to in a floor round first;
+        with ``duration``, a lease."""
         if floor < 0:
             raise NegotiatorUsageError(f"floor must not be negative: {floor}")
+        if duration is not None:
+            self._lease(name, "floor", float(floor), now, duration)
+            return
         self.record(name).floor = float(floor)
         self._dirty.add(name)
+        self.commit()
+
+    # ----------------------------------------------------------- leases (reference 1.7)
+    def _lease(self, name: str, what: str, value: float, now: float | None, duration: float) -> None:
+        if now is None:
+            raise NegotiatorUsageError("a lease needs the time it starts")
+        if duration <= 0:
+            raise NegotiatorUsageError(f"a lease needs a positive duration: {duration}")
+        rec = self.record(name)
+        expiry_field, prior_field = LEASED[what]
+        expiry = getattr(rec, expiry_field)
+        if expiry and expiry > now:
+            raise NegotiatorUsageError(f"{name} already has a {what.replace('_', ' ')} lease until {expiry:.0f}")
+        setattr(rec, prior_field, getattr(rec, what))
+        setattr(rec, expiry_field, float(now + duration))
+        setattr(rec, what, value)
+        self._dirty.add(name)
+        self.commit()
+
+    def cancel_lease(self, name: str, what: str) -> None:
+        """End a lease on ``what`` (``ceiling``, ``floor`` or ``priority_factor``) now: the value
+        before it comes back."""
+        rec = self.records.get(name)
+        expiry_field, prior_field = LEASED[what]
+        if rec is None or not getattr(rec, expiry_field):
+            raise NegotiatorUsageError(f"{name} has no {what.replace('_', ' ')} lease")
+        self._end_lease(rec, what)
+        self.commit()
+
+    def _end_lease(self, rec: CustomerRecord, what: str) -> None:
+        expiry_field, prior_field = LEASED[what]
+        prior = getattr(rec, prior_field)
+        if prior is not None:
+            setattr(rec, what, prior)
+        setattr(rec, expiry_field, 0.0)
+        self._dirty.add(rec.name)
+
+    def expire_leases(self, now: float) -> None:
+        """Leases whose time is up give back the values they replaced (at the start of a cycle)."""
+        for rec in self.records.values():
+            for what, (expiry_field, _) in LEASED.items():
+                expiry = getattr(rec, expiry_field)
+                if expiry and expiry <= now:
+                    self._end_lease(rec, what)
         self.commit()
 
     def reset_usage(self, name: str, now: float) -> None:

@@ -5,19 +5,22 @@ The steps, in order (seed section 3.6.5; HTCondor 25 ``negotiationTime``):
 1. all slots, whatever their state (unnamed ads dropped), that satisfy NEGOTIATOR_SLOT_CONSTRAINT;
    all submitters with jobs that satisfy NEGOTIATOR_SUBMITTER_CONSTRAINT, each with the requests
    its schedd would send under NEGOTIATOR_JOB_CONSTRAINT (reference 2.2, 2.7);
-2. priorities: ``update_priorities(now)``, then usage recounted from the claimed slots;
-3. the pool's weighted size; slots trimmed: claimed ones when preemption is not considered, those
-   with retirement time left unless ``NEGOTIATOR_CONSIDER_EARLY_PREEMPTION``, and claimed slots not
-   running a job (the seed's rule 2); with ``ALLOW_PSLOT_PREEMPTION`` dynamic slots are preempted
-   only through their p-slot;
+2. priorities: expired ceiling/floor/factor leases restored, ``update_priorities(now)``, then
+   usage recounted from the claimed slots;
+3. the pool's size (``poolsize``: NEGOTIATOR_SLOT_POOLSIZE_CONSTRAINT, GhostMultiplier); slots
+   trimmed: claimed ones when preemption is not considered, those with retirement time left unless
+   ``NEGOTIATOR_CONSIDER_EARLY_PREEMPTION``, and claimed slots not running a job (the seed's rule
+   2); with ``ALLOW_PSLOT_PREEMPTION`` dynamic slots are preempted only through their p-slot;
 4. claimed slots get the ephemeral ``RemoteUserPrio``, ``RemoteUserResourcesInUse``,
-   ``RemoteGroup…`` attributes; each request gets ``SubmitterUserPrio``, ``SubmitterGroup…``,
+   ``RemoteGroup…`` attributes, and with NEGOTIATOR_CROSS_SLOT_PRIOS every slot the
+   ``slot<N>_…`` ones of its siblings (``slotattrs``); each request gets ``SubmitterUserPrio``, ``SubmitterGroup…``,
    ``SubmitterNegotiatingGroup``, ``SubmitterAutoregroup`` (see ``request_ad``). The
    ``…ResourcesInUse`` ones are live, as in HTCondor (reference 5.1, 5.2): when any slot ad or
    policy expression reads them, a request's candidate list is built afresh for each run of its
    autocluster in a session with the usage of that moment (HTCondor's match-list cache lives as long),
    and the request ad carries the submitter's usage at each job;
-5. without groups, one pie (``pie.py``) over all submitters, preceded by a floor round for those
+5. with USE_GLOBAL_JOB_PRIOS, each submitter becomes one entry per job priority (``globalprios``);
+6. without groups, one pie (``pie.py``) over all submitters, preceded by a floor round for those
    below their floor; with groups, the allocation rounds of ``grouprounds.py``.
 
 Every match is charged to the accountant at once, so later shares see it. The result lists the
@@ -31,17 +34,22 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field, replace
 
 from htcpool.classad import ClassAd, EvalContext, ExprTree, fixed_clock
+from htcpool.classad.classad import to_node
+from htcpool.classad.nodes import Literal
 from htcpool.negotiator.accountant import Accountant, SlotWeigher
 from htcpool.negotiator.exprinfo import closure, expression_shape, literal, number
+from htcpool.negotiator.globalprios import fan_out
 from htcpool.negotiator.groups import GroupTree
 from htcpool.negotiator.limits import ConcurrencyLimits
 from htcpool.negotiator.matchlist import Matchmaker
 from htcpool.negotiator.outcomes import CycleResult
 from htcpool.negotiator.pie import SubmitterState, negotiate_with_group
+from htcpool.negotiator.poolsize import PoolSize, pool_size
 from htcpool.negotiator.remainders import RoundRobinTimes
 from htcpool.negotiator.requests import ResourceRequest
 from htcpool.negotiator.settings import NegotiatorPolicy
-from htcpool.negotiator.slotclasses import FullClass, SlotTable, remote_user_for_preemption
+from htcpool.negotiator.slotattrs import LIVE_REQUEST_ATTRS, LIVE_SLOT_ATTRS, SlotDecorator
+from htcpool.negotiator.slotclasses import FullClass, SlotTable
 from htcpool.negotiator.stats import CycleStats
 
 
@@ -86,9 +94,19 @@ def _zero() -> float:
     return 0.0
 
 
-#: the ephemeral attributes whose values change during a cycle, as matches are charged
-LIVE_SLOT_ATTRS = frozenset({"remoteuserresourcesinuse", "remotegroupresourcesinuse"})
-LIVE_REQUEST_ATTRS = frozenset({"submitteruserresourcesinuse", "submittergroupresourcesinuse"})
+def with_values(ad: ClassAd, values: Sequence[tuple[str, object]]) -> ClassAd:
+    """A copy of ``ad`` with the attributes ``values`` set (as ``ad[name] = value`` would)."""
+    exprs = dict(ad._exprs)
+    names = dict(ad._names)
+    for name, value in values:
+        low = name.lower()
+        if low not in names:
+            names[low] = name
+        exprs[low] = Literal(value) if type(value) in _PLAIN else to_node(value)
+    return ClassAd._from_tables(exprs, names)
+
+
+_PLAIN = (float, str, bool)
 
 
 class NegotiationCycle:
@@ -107,14 +125,16 @@ class NegotiationCycle:
         self.stats = CycleStats(time=now)
         self.result = CycleResult()
         self.negotiated: set[str] = set()
-        self.pool_weight = 0.0
+        self.pool_size = PoolSize(0, 0.0, 0, 1.0)
+        self.pool_weight = 0.0  # the pie: the pool's weighted size
+        self.group_total = 0.0  # what group quotas share
         self.min_slot_weight = 1.0
         self.submitter_sensitive = False
         self.group_quota_table: dict[str, float] = {}
-        self.remote_users: list[str | None] = []
         self.live_sensitive = False  # some expression reads a …ResourcesInUse attribute
         self.usage_epoch = 0  # matches charged so far: the live attributes' version
-        self._owned: set[int] = set()  # ids of the slot ads this cycle copied and decorated
+        self.decorator = SlotDecorator(accountant, groups, self.group_quota_table, policy.cross_slot_prios,
+                                       policy.startd_resource_prefix)
         self.started = timer()  # the timer's reading at the start (the time limits count from it)
         self.submitter_time: dict[str, float] = {}  # TotalTimeInCycle, per submitter name
         self.schedd_time: dict[str, float] = {}
@@ -148,19 +168,25 @@ class NegotiationCycle:
         self.stats.phase1_duration = t1 - t0
         if self.groups is not None:
             acct.assigned_group = self.groups.assigned_group
+        acct.expire_leases(self.now)
         acct.update_priorities(self.now)
         acct.check_matches(slots, self.now)
         self.limits.count_slots(slots)
         weigh = SlotWeigher(pol.accountant, self.context)
         weights = [weigh(s) for s in slots]
-        self.pool_weight = sum(weights) if pol.accountant.use_slot_weights else float(len(slots))
-        self.min_slot_weight = min(weights) if weights else 1.0
+        size = pool_size(slots, weights, use_slot_weights=pol.accountant.use_slot_weights,
+                         constraint=pol.slot_poolsize_constraint, context=self.context)
+        self.pool_size = size
+        self.pool_weight = size.weighted
+        self.group_total = size.quota_total(pol.accountant.use_slot_weights)
+        self.min_slot_weight = size.min_slot_weight
         if self.groups is not None:
-            self.groups.assign_quotas(self.pool_weight)
-            self.group_quota_table = {n.name: n.quota for n in self.groups.nodes()}
+            self.groups.assign_quotas(self.group_total)
+            self.group_quota_table.update({n.name: n.quota for n in self.groups.nodes()})
         kept: list[ClassAd] = []
+        kept_weights: list[float] = []
         candidate: list[bool] = []
-        for s in slots:
+        for s, w in zip(slots, weights, strict=True):
             state = literal(s, "State")
             pslot = literal(s, "PartitionableSlot") is True
             claimed = state in ("Claimed", "Preempting")
@@ -172,41 +198,26 @@ class NegotiationCycle:
                 if state == "Claimed" and literal(s, "Activity") == "Idle":
                     continue  # claimed but not running a job (seed 3.6.5, rule 2)
             is_dslot = literal(s, "DynamicSlot") is True
-            kept.append(self._decorate(s) if claimed and pol.consider_preemption else s)
+            decorate = pol.consider_preemption and (claimed or pol.cross_slot_prios)
+            ad = self.decorator.decorate(s, claimed) if decorate else s
+            kept.append(ad)
+            kept_weights.append(w if ad is s else weigh(ad))
             candidate.append(not (pol.allow_pslot_preemption and is_dslot))
         self.stats.trimmed_slots = len(kept)
-        self.stats.candidate_slots = int(self.pool_weight) if self.groups is not None else len(kept)
-        self.remote_users = [remote_user_for_preemption(s) for s in kept]
-        self._build_matchmaker(kept, candidate, subs, weigh)
+        group_mode = self.groups is not None and self.groups.has_groups
+        self.stats.candidate_slots = size.slots if group_mode else len(kept)
+        self._build_matchmaker(kept, kept_weights, candidate, subs, weigh)
         states = [
             SubmitterState(s.name, s.schedd, list(s.requests), i, s.running_jobs, [0] * len(s.requests),
-                           s.weighted_running_jobs, s.weighted_idle_jobs)
+                           s.weighted_running_jobs, s.weighted_idle_jobs, sum(len(r.jobs) for r in s.requests))
             for i, s in enumerate(subs)
         ]
+        if pol.use_global_job_prios:
+            states = fan_out(states, pol.max_global_job_prios)
         self.stats.phase2_duration = self.timer() - t1
         return states
 
-    def _decorate(self, slot: ClassAd) -> ClassAd:
-        """A claimed slot's copy with the ephemeral Remote* attributes (seed 3.6.3)."""
-        acct = self.accountant
-        user = remote_user_for_preemption(slot)
-        if user is None:
-            return slot
-        ad = slot.copy()
-        self._owned.add(id(ad))
-        ad["RemoteUserPrio"] = acct.effective_priority(user)
-        ad["RemoteUserResourcesInUse"] = acct.weighted_usage(user)
-        ad["RemoteUserFloor"] = acct.record(user).floor
-        if literal(slot, "PreemptingRank") is not None:
-            ad["CurrentRank"] = literal(slot, "PreemptingRank")
-        if self.groups is not None and self.groups.has_groups:
-            group = self.groups.assigned_group(user)
-            ad["RemoteGroup"] = group
-            ad["RemoteGroupResourcesInUse"] = acct.weighted_usage(group)
-            ad["RemoteGroupQuota"] = self.group_quota_table.get(group, 0.0)
-        return ad
-
-    def _build_matchmaker(self, slots: list[ClassAd], candidate: list[bool],
+    def _build_matchmaker(self, slots: list[ClassAd], weights: list[float], candidate: list[bool],
                           subs: Sequence[SubmitterAd], weigh: Callable[[ClassAd], float]) -> None:
         pol = self.policy
         nodes = {
@@ -239,8 +250,8 @@ class NegotiationCycle:
         slot_side: set[str] = set()
         slot_own: set[str] = set()
         shapes: set[object] = set()
-        for ad in slots:
-            shape = expression_shape(ad)
+        shape_of = [expression_shape(ad) for ad in slots]
+        for ad, shape in zip(slots, shape_of, strict=True):
             if shape not in shapes:
                 shapes.add(shape)
                 own, other = closure(ad, list(ad._exprs.values()))
@@ -248,11 +259,15 @@ class NegotiationCycle:
                 slot_own |= own
         slot_side |= closure(ClassAd(), list(nodes.values()))[1]
         self.submitter_sensitive = any(n.startswith(("submitter", "submittor")) for n in slot_side)
-        self.live_sensitive = bool((slot_side | slot_own) & (LIVE_SLOT_ATTRS | LIVE_REQUEST_ATTRS))
+        live_slot = frozenset(self.decorator.live_names)
+        read = slot_side | slot_own
+        self.live_sensitive = bool(read & (live_slot | LIVE_REQUEST_ATTRS))
         self.table = SlotTable(
             slots, job_refs_req=job_req, job_refs_rank=job_rank, job_universe=universe,
-            policy_nodes=nodes, weigh=weigh, context=self.context, candidate=candidate,
-            live_names=LIVE_SLOT_ATTRS if self.live_sensitive else frozenset(),
+            policy_nodes=nodes, weigh=weigh, weights=weights, context=self.context, candidate=candidate,
+            live_names=live_slot if self.live_sensitive else frozenset(),
+            shapes=shape_of,
+            identity=self.decorator.identity if read & (live_slot - LIVE_SLOT_ATTRS) else None,
         )
         self.matchmaker = Matchmaker(
             self.table, self.context,
@@ -264,16 +279,11 @@ class NegotiationCycle:
         )
 
     # ------------------------------------------------------------------ live ephemeral attributes
-    def live_values(self, user: str) -> dict[str, float]:
-        """``RemoteUserResourcesInUse`` (and the group's) of a remote user, now."""
-        acct = self.accountant
-        out = {"RemoteUserResourcesInUse": acct.weighted_usage(user)}
-        if self.groups is not None and self.groups.has_groups:
-            out["RemoteGroupResourcesInUse"] = acct.weighted_usage(self.groups.assigned_group(user))
-        return out
-
     def refresh_class(self, f: FullClass) -> None:
-        self.table.refresh_live(f, self.live_values, self._owned)
+        """A class's live ephemeral attributes, in the ads that represent it, set to now's usage."""
+        self.decorator.refresh(f.rep)
+        if f.match_class.rep is not f.rep:
+            self.decorator.refresh(f.match_class.rep)
 
     def session_token(self, submitter: str, negotiating_group: str) -> Hashable:
         """The key under which a run of requests shares cached evaluations (see the docstring)."""
@@ -292,19 +302,22 @@ class NegotiationCycle:
     def request_ad(self, submitter: str, job: ClassAd, negotiating_group: str, autoregroup: bool) -> ClassAd:
         """The request's job ad with the ephemeral Submitter* attributes (seed 3.6.3)."""
         acct = self.accountant
-        ad = job.copy()
         eup = acct.effective_priority(submitter)
-        ad["SubmitterUserPrio"] = eup
-        ad["SubmittorPrio"] = eup
-        ad["SubmitterUserResourcesInUse"] = acct.weighted_usage(submitter)
-        ad["SubmitterNegotiatingGroup"] = negotiating_group
-        ad["SubmitterAutoregroup"] = autoregroup
+        values: list[tuple[str, object]] = [
+            ("SubmitterUserPrio", eup),
+            ("SubmittorPrio", eup),
+            ("SubmitterUserResourcesInUse", acct.weighted_usage(submitter)),
+            ("SubmitterNegotiatingGroup", negotiating_group),
+            ("SubmitterAutoregroup", autoregroup),
+        ]
         if self.groups is not None and self.groups.has_groups:
             group = self.groups.assigned_group(submitter)
-            ad["SubmitterGroup"] = group
-            ad["SubmitterGroupResourcesInUse"] = acct.weighted_usage(group)
-            ad["SubmitterGroupQuota"] = self.group_quota_table.get(group, 0.0)
-        return ad
+            values += [
+                ("SubmitterGroup", group),
+                ("SubmitterGroupResourcesInUse", acct.weighted_usage(group)),
+                ("SubmitterGroupQuota", self.group_quota_table.get(group, 0.0)),
+            ]
+        return with_values(job, values)
 
     # ------------------------------------------------------------------ running
     def run(self, states: list[SubmitterState]) -> None:

@@ -38,13 +38,18 @@ if TYPE_CHECKING:
 _EPS = 1e-9
 
 
-def _demand(s: SubmitterState, cyc: NegotiationCycle) -> float:
+def _demand(s: SubmitterState, cyc: NegotiationCycle, seen: set[int]) -> float:
     """A submitter ad's demand (reference 4.3): ``WeightedRunningJobs + WeightedIdleJobs``, the
     schedd's SLOT_WEIGHT-weighted counts; the unweighted ``RunningJobs``/``IdleJobs`` stand in when
-    NEGOTIATOR_USE_WEIGHTED_DEMAND is false or the ad lacks the weighted attribute."""
+    NEGOTIATOR_USE_WEIGHTED_DEMAND is false or the ad lacks the weighted attribute. The entries
+    USE_GLOBAL_JOB_PRIOS makes of one submitter ad count once (``seen`` holds their sources)."""
+    if s.source is not None:
+        if id(s.source) in seen:
+            return 0.0
+        seen.add(id(s.source))
     weighted = cyc.policy.groups.use_weighted_demand
     running = s.weighted_running_jobs if weighted and s.weighted_running_jobs is not None else s.running_jobs
-    idle = s.weighted_idle_jobs if weighted and s.weighted_idle_jobs is not None else s.idle_jobs()
+    idle = s.weighted_idle_jobs if weighted and s.weighted_idle_jobs is not None else s.advertised_idle
     return float(running) + float(idle)
 
 
@@ -60,8 +65,9 @@ def negotiate_groups(cyc: NegotiationCycle, states: list[SubmitterState]) -> Non
         members[tree.assigned_group(s.name)].append(s)
     autoregroup_list = [s for n in tree.nodes() if n.autoregroup and n is not tree.root for s in members[n.name]]
     root_list = members[ROOT_GROUP] + autoregroup_list if tree.root.autoregroup else members[ROOT_GROUP]
+    seen: set[int] = set()
     for n in tree.nodes():
-        n.demand = sum(_demand(s, cyc) for s in members[n.name])
+        n.demand = sum(_demand(s, cyc, seen) for s in members[n.name])
         n.requested = n.demand
     sort_expr = ExprTree(gp.sort_expr)
     order_index = {id(n): tree.config_order.get(n.name.lower(), 0) for n in tree.nodes()}
@@ -73,7 +79,7 @@ def negotiate_groups(cyc: NegotiationCycle, states: list[SubmitterState]) -> Non
         if not cyc.policy.accountant.use_slot_weights:
             served = recover_remainders(tree, cyc.round_robin)[1]
         if tree.root.autoregroup:
-            tree.root.quota = tree.root.allocated = cyc.pool_weight
+            tree.root.quota = tree.root.allocated = cyc.group_total
         any_surplus = any(n.accept_surplus for n in tree.nodes() if n is not tree.root)
         maxdelta = max(
             [max(0.0, (n.allocated if any_surplus else n.quota) - n.usage) for n in tree.nodes()] + [0.0]
@@ -97,7 +103,7 @@ def negotiate_groups(cyc: NegotiationCycle, states: list[SubmitterState]) -> Non
             step = min(step + rate, maxdelta)
             for n in ordered:
                 _negotiate_group(cyc, n, members, root_list, step, maxdelta)
-            if step >= maxdelta or not any(cyc.table.available):
+            if step >= maxdelta or not cyc.table.left:
                 break
         total_alloc = 0.0
         total_used = 0.0
@@ -109,7 +115,7 @@ def negotiate_groups(cyc: NegotiationCycle, states: list[SubmitterState]) -> Non
                 n.requested += n.allocated
             total_alloc += n.allocated
             total_used += min(n.usage, n.allocated)
-        if total_used >= total_alloc - _EPS or not any(cyc.table.available):
+        if total_used >= total_alloc - _EPS or not cyc.table.left:
             break
     cyc.round_robin = cyc.round_robin.served(tree.nodes(), served, cyc.now)
 

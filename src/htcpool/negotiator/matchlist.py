@@ -80,9 +80,15 @@ class Matchmaker:
         self._walks: dict[tuple[str, Hashable, Hashable, bool], Walk] = {}
         self._job_rank_dependent: dict[Hashable, bool] = {}
         self.slot_universe: set[str] = set()
-        for ad in table.ads:
-            self.slot_universe.update(ad._exprs)
+        seen: set[Hashable] = set()
+        for ad, shape in zip(table.ads, table.shapes, strict=True):
+            if shape not in seen:  # ads of one shape define the same names
+                seen.add(shape)
+                self.slot_universe.update(ad._exprs)
         self.evaluations = 0
+        #: whether any slot could be preempted by RANK: a claimed class, or p-slot preemption on.
+        #: Without one, a startd-rank-only request has no candidate and needs no scan.
+        self.rank_possible = allow_pslot_preemption or any(f.claimed for f in table.full_classes.values())
 
     # ------------------------------------------------------------------ requirements
     def requirements(self, sig: Hashable, token: Hashable, job: ClassAd, slot: ClassAd,
@@ -123,7 +129,7 @@ class Matchmaker:
     def _current(self, i: int, sig: Hashable, token: Hashable, job: ClassAd) -> MatchEval | None:
         t = self.table
         ad = t.ads[i]
-        return self.requirements(sig, token, job, ad, t.match_key(ad), t.cp_resources[i])
+        return self.requirements(sig, token, job, ad, t.slot_key(i), t.cp_resources[i])
 
     # ------------------------------------------------------------------ candidate lists
     def job_rank_dependent(self, sig: Hashable, job: ClassAd) -> bool:
@@ -147,6 +153,8 @@ class Matchmaker:
         policy_rejected: list[FullClass] = []
         self._policy_rejected[(sig, token)] = policy_rejected
         for m in t.match_classes.values():
+            if not m.left:
+                continue  # every slot taken: never a candidate again in this cycle
             if self.refresh_class is not None:
                 for f in m.full:
                     self.refresh_class(f)
@@ -330,28 +338,38 @@ class Matchmaker:
             cand.charge = t.weights[cand.index]
         else:
             cand.after = self._deducted(cand.index, cand.evaluation)
-            cand.charge = t.weights[cand.index] - t.weigh(cand.after)
+            cand.after_weight = t.weigh(cand.after)
+            cand.charge = t.weights[cand.index] - cand.after_weight
         return cand.charge
 
     def _deducted(self, i: int, ev: MatchEval) -> ClassAd:
-        ad = self.table.ads[i].copy()
+        old = self.table.ads[i]
+        exprs = dict(old._exprs)
+        names = old._names
         for r, amount in ev.consumed:
-            have = number(literal(ad, r, 0)) or 0.0
+            have = number(literal(old, r, 0)) or 0.0
             left = have - amount
-            ad.insert_node(r, Literal(int(left) if float(left).is_integer() else left))
+            low = r.lower()
+            if low not in names:
+                names = dict(names) if names is old._names else names
+                names[low] = r
+            exprs[low] = Literal(int(left) if float(left).is_integer() else left)
+        ad = ClassAd._from_tables(exprs, names)
+        ad._shared = names is old._names  # the name table is the old ad's: copied before any change
         return ad
 
     def take(self, cand: Candidate) -> None:
         t = self.table
         i = cand.index
         if cand.evaluation.consumed and not cand.dslots:
-            ad = cand.after if cand.after is not None else self._deducted(i, cand.evaluation)
-            t.ads[i] = ad
-            t.weights[i] = t.weigh(ad)
-            t.changed[i] = True
+            if cand.after is None:
+                self.cost(cand)
+            ad = cand.after
+            assert ad is not None
+            t.replace_ad(i, ad, [r for r, _ in cand.evaluation.consumed], cand.after_weight)
             if (number(literal(ad, "Cpus", 1)) or 0.0) <= 0:
-                t.available[i] = False
+                t.take(i)
         else:
-            t.available[i] = False
+            t.take(i)
         for j in cand.dslots:
-            t.available[j] = False
+            t.take(j)

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 from htcpool.classad import ClassAd
 from htcpool.classad.nodes import Literal
 from htcpool.negotiator.exprinfo import literal, number
+from htcpool.negotiator.globalprios import INT_MIN, JobPriosSource, consolidate
 from htcpool.negotiator.matchlist import Candidate
 from htcpool.negotiator.outcomes import Match, PreemptState, Rejection, SubmitterShare
 from htcpool.negotiator.requests import ResourceRequest
@@ -51,9 +52,28 @@ class SubmitterState:
     placed: list[int] = field(default_factory=list)  # jobs placed per request
     weighted_running_jobs: float | None = None  # WeightedRunningJobs of the submitter ad
     weighted_idle_jobs: float | None = None  # WeightedIdleJobs of the submitter ad
+    advertised_idle: int = 0  # IdleJobs of the submitter ad, as the cycle started
+    #: USE_GLOBAL_JOB_PRIOS (``globalprios``): the submitter's idle jobs, shared by its entries;
+    #: this entry's JobPrio; the band [JOBPRIO_MIN, JOBPRIO_MAX] its sessions negotiate
+    source: JobPriosSource | None = None
+    job_prio: int | None = None
+    band: tuple[int, int] | None = None
 
     def idle_jobs(self) -> int:
+        if self.source is not None and self.band is not None:
+            return self.source.idle_in(self.band)
         return sum(len(r.jobs) - p for r, p in zip(self.requests, self.placed, strict=True))
+
+    def begin_session(self) -> None:
+        """An entry's requests for this session: what the schedd sends for its band now."""
+        if self.source is not None and self.band is not None:
+            self.requests = self.source.requests_for(self.band)
+            self.placed = [0] * len(self.requests)
+
+    def end_session(self) -> None:
+        if self.source is not None:
+            self.source.record(self.requests, self.placed)
+            self.requests, self.placed = [], []
 
 
 def _permits(used: float, allowed: float, cost: float) -> bool:
@@ -124,7 +144,12 @@ def negotiate_with_group(
             break
         if spin == 1:
             t_sort = cyc.timer()
-            subs.sort(key=lambda s: (eup[s.name], starvation[s.name], s.order))
+            if pol.use_global_job_prios:  # JobPrio between EUP and starvation, then merge neighbours
+                subs.sort(key=lambda s: (eup[s.name], -(INT_MIN if s.job_prio is None else s.job_prio),
+                                         starvation[s.name], s.order))
+                subs = consolidate(subs)
+            else:
+                subs.sort(key=lambda s: (eup[s.name], starvation[s.name], s.order))
             stats.phase3_duration += cyc.timer() - t_sort
         pie_left_orig = pie_left
         removed = False
@@ -138,31 +163,32 @@ def negotiate_with_group(
             rec = acct.record(s.name)
             usage = acct.weighted_usage(s.name)
             ceil_left = math.inf if rec.ceiling < 0 else max(0.0, rec.ceiling - int(usage))
+            # the outcome, first rule that applies (reference 2.5, step 11)
+            t_start = cyc.timer()
+            idle = s.idle_jobs()
+            deadline = _deadline(cyc, s, t_start) if idle else None  # None: a time limit is spent
             done = False
-            if s.idle_jobs() == 0:
+            if not idle or deadline is None:
                 done = True
             elif spin > 1 and (limit < cyc.min_slot_weight or pie_left < cyc.min_slot_weight):
                 pass
             elif ceil_left == 0 or ceil_left < cyc.min_slot_weight:
                 done = True
             else:
-                t_start = cyc.timer()
-                deadline = _deadline(cyc, s, t_start)
-                if deadline is None:
-                    done = True
-                else:
-                    done, used = negotiate_submitter(
-                        cyc, s, limit, unclaimed, ignore_limit, ceil_left, negotiating_group, autoregroup,
-                        group, group_quota, deadline,
-                    )
-                    pie_left -= used
-                    elapsed = cyc.timer() - t_start
-                    cyc.submitter_time[s.name] = cyc.submitter_time.get(s.name, 0.0) + elapsed
-                    cyc.schedd_time[s.schedd] = cyc.schedd_time.get(s.schedd, 0.0) + elapsed
+                s.begin_session()
+                done, used = negotiate_submitter(
+                    cyc, s, limit, unclaimed, ignore_limit, ceil_left, negotiating_group, autoregroup,
+                    group, group_quota, deadline,
+                )
+                s.end_session()
+                pie_left -= used
+                elapsed = cyc.timer() - t_start
+                cyc.submitter_time[s.name] = cyc.submitter_time.get(s.name, 0.0) + elapsed
+                cyc.schedd_time[s.schedd] = cyc.schedd_time.get(s.schedd, 0.0) + elapsed
             if done:
                 subs.remove(s)
                 removed = True
-        if floor_round or not subs or not any(cyc.table.available):
+        if floor_round or not subs or not cyc.table.left:
             break
         if not (pie_left < pie_left_orig - _EPS or removed):
             break
@@ -216,7 +242,7 @@ def negotiate_submitter(
     if s.name not in cyc.negotiated:
         cyc.negotiated.add(s.name)
         stats.active_submitter_count += 1
-        stats.num_idle_jobs += s.idle_jobs()
+        stats.num_idle_jobs += s.advertised_idle
 
     def permit(state: PreemptState, cost: float) -> bool:
         if state is PreemptState.RANK:
@@ -230,9 +256,9 @@ def negotiate_submitter(
     for ri, req in enumerate(s.requests):
         if s.placed[ri] >= len(req.jobs) or req.autocluster in rejected:
             continue
-        job = cyc.request_ad(s.name, req.ad, negotiating_group, autoregroup)
+        job: ClassAd | None = None  # the request ad with the ephemeral attributes, made when needed
         token: Hashable = cyc.session_token(s.name, negotiating_group)
-        static_limits, admit = _limit_checks(cyc, job)
+        static_limits, admit = _limit_checks(cyc, req.ad)
         while s.placed[ri] < len(req.jobs):
             if cyc.timer() >= deadline:
                 return False, used
@@ -243,13 +269,18 @@ def negotiate_submitter(
             if used >= ceil_left:
                 return False, used
             stats.num_jobs_considered += 1
-            if cyc.live_sensitive:
-                cyc.refresh_request(job, s.name)
             jid = req.jobs[s.placed[ri]]
             barred = cyc.limits.exhausted(static_limits) if static_limits else None
             if barred is not None:
                 cand, reason = None, f"concurrency limit {barred} reached"
+            elif rank_only and not mm.rank_possible:
+                cand, reason = None, "no match found"  # nothing to preempt by RANK: no scan needed
             else:
+                if job is None:
+                    job = cyc.request_ad(s.name, req.ad, negotiating_group, autoregroup)
+                    static_limits, admit = _limit_checks(cyc, job)
+                if cyc.live_sensitive:
+                    cyc.refresh_request(job, s.name)
                 cand, reason, token = mm.best(s.name, req.signature, token, job, rank_only, permit, mm.cost,
                                               admit)
                 limit_rejection = limit_rejection or (cand is None and mm.limit_rejected)
@@ -258,6 +289,7 @@ def negotiate_submitter(
                 cyc.result.rejections.append(Rejection(s.name, jid, reason))
                 rejected.add(req.autocluster)
                 break
+            assert job is not None
             cost = mm.cost(cand)
             slot_ad = cyc.table.ads[cand.index]
             limits = static_limits if admit is None else _evaluated_limits(cyc, job, slot_ad)
@@ -320,7 +352,7 @@ def _record(cyc: NegotiationCycle, s: SubmitterState, jid: tuple[int, int], cand
     slot: ClassAd = t.ads[cand.index]
     preempted = None
     if cand.state is not PreemptState.NONE and not cand.dslots:
-        preempted = cyc.remote_users[cand.index]
+        preempted = t.remote_users[cand.index]
     cyc.result.matches.append(
         Match(
             submitter=s.name,

@@ -48,6 +48,11 @@ def _bool(cfg: ConfigSource, name: str, default: bool) -> bool:
     return default if v is None else bool(v)
 
 
+def _int(cfg: ConfigSource, name: str, default: int, subsystem: str = SUBSYSTEM) -> int:
+    v = cfg.get_int(name, subsystem=subsystem)
+    return default if v is None else int(v)
+
+
 def _float(cfg: ConfigSource, name: str, default: float | None) -> float | None:
     text = cfg.get_str(name, subsystem=SUBSYSTEM)
     if text is None or str(text).strip() == "":
@@ -179,6 +184,8 @@ def policy_from_config(cfg: ConfigSource, limit_names: Iterable[str] = ()) -> Ne
         allow_pslot_preemption=_bool(cfg, "ALLOW_PSLOT_PREEMPTION", False),
         ignore_user_priorities=_bool(cfg, "NEGOTIATOR_IGNORE_USER_PRIORITIES", False),
         slot_constraint=_str(cfg, "NEGOTIATOR_SLOT_CONSTRAINT"),
+        slot_poolsize_constraint=(_str(cfg, "NEGOTIATOR_SLOT_POOLSIZE_CONSTRAINT")
+                                  or _str(cfg, "GROUP_DYNAMIC_MACH_CONSTRAINT")),
         submitter_constraint=_str(cfg, "NEGOTIATOR_SUBMITTER_CONSTRAINT"),
         job_constraint=_str(cfg, "NEGOTIATOR_JOB_CONSTRAINT"),
         max_time_per_cycle=_float(cfg, "NEGOTIATOR_MAX_TIME_PER_CYCLE", d.max_time_per_cycle) or 0.0,
@@ -187,6 +194,10 @@ def policy_from_config(cfg: ConfigSource, limit_names: Iterable[str] = ()) -> Ne
         max_time_per_piespin=_float(cfg, "NEGOTIATOR_MAX_TIME_PER_PIESPIN", d.max_time_per_piespin) or 0.0,
         cycle_stats_length=max(0, min(100, int(length) if length is not None else 3)),
         ignore_job_ranks=_bool(cfg, "NEGOTIATOR_IGNORE_JOB_RANKS", False),
+        use_global_job_prios=_bool(cfg, "USE_GLOBAL_JOB_PRIOS", False),
+        cross_slot_prios=_bool(cfg, "NEGOTIATOR_CROSS_SLOT_PRIOS", False),
+        startd_resource_prefix=_str(cfg, "STARTD_RESOURCE_PREFIX") or "slot",
+        max_global_job_prios=_int(cfg, "MAX_GLOBAL_JOB_PRIOS", 500, subsystem="SCHEDD"),
         depth_first=_bool(cfg, "NEGOTIATOR_DEPTH_FIRST", False),
         **_concurrency_limits(cfg, limit_names),
         accountant=accountant_policy_from_config(cfg),

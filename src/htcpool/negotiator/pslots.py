@@ -37,6 +37,7 @@ class Candidate:
     evaluation: MatchEval
     dslots: tuple[int, ...] = ()
     after: ClassAd | None = None  # a consumption-policy p-slot after the deduction
+    after_weight: float = 0.0  # the weight of ``after``
     charge: float | None = None
 
 

@@ -28,6 +28,18 @@ ATTRIBUTES: dict[str, str] = {
     "last_usage_time": "LastUsageTime",
     "ceiling": "Ceiling",
     "floor": "Floor",
+    "ceiling_lease_expiration": "CeilingLeaseExpiration",
+    "ceiling_pre_lease_value": "CeilingPreLeaseValue",
+    "floor_lease_expiration": "FloorLeaseExpiration",
+    "floor_pre_lease_value": "FloorPreLeaseValue",
+    "priority_factor_lease_expiration": "PriorityFactorLeaseExpiration",
+    "priority_factor_pre_lease_value": "PriorityFactorPreLeaseValue",
+}
+#: the values that can be leased: field → (expiration field, prior-value field)
+LEASED = {
+    "ceiling": ("ceiling_lease_expiration", "ceiling_pre_lease_value"),
+    "floor": ("floor_lease_expiration", "floor_pre_lease_value"),
+    "priority_factor": ("priority_factor_lease_expiration", "priority_factor_pre_lease_value"),
 }
 
 
@@ -49,6 +61,14 @@ class CustomerRecord:
     last_usage_time: float = 0.0
     ceiling: float = -1.0  # -1: none
     floor: float = 0.0
+    # leases (reference 1.7): the absolute expiry (0 once expired) and the value to restore then;
+    # None (and left out of ``to_dict``) for a value never leased
+    ceiling_lease_expiration: float | None = None
+    ceiling_pre_lease_value: float | None = None
+    floor_lease_expiration: float | None = None
+    floor_pre_lease_value: float | None = None
+    priority_factor_lease_expiration: float | None = None
+    priority_factor_pre_lease_value: float | None = None
 
     @property
     def is_group(self) -> bool:
@@ -61,8 +81,9 @@ class CustomerRecord:
         """The record with HTCondor's attribute names, plus ``Name``."""
         out: dict[str, Any] = {"Name": self.name}
         for f in fields(self):
-            if f.name != "name":
-                out[ATTRIBUTES[f.name]] = getattr(self, f.name)
+            value = getattr(self, f.name)
+            if f.name != "name" and value is not None:
+                out[ATTRIBUTES[f.name]] = value
         return out
 
     @classmethod

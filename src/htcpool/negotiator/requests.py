@@ -57,6 +57,8 @@ class ResourceRequest:
     autocluster: int
     signature: Hashable
     jobs: tuple[tuple[int, int], ...]  # (ClusterId, ProcId)
+    #: each job's JobPrio (empty: the request ad's for every job); USE_GLOBAL_JOB_PRIOS reads it
+    job_prios: tuple[int, ...] = ()
 
 
 def significant_attributes(slots: Iterable[ClassAd], policy: NegotiatorPolicy) -> tuple[str, ...]:
@@ -139,20 +141,25 @@ class AutoclusterTable:
 
 def resource_requests(jobs: Iterable[ClassAd], table: AutoclusterTable) -> list[ResourceRequest]:
     """Idle jobs of one submitter → request runs, in the schedd's priority order."""
-    ordered = sorted(jobs, key=job_priority_key)
+    jobs = list(jobs)
+    keys = [job_priority_key(job) for job in jobs]
+    ordered = [(keys[i], jobs[i]) for i in sorted(range(len(jobs)), key=keys.__getitem__)]
     out: list[ResourceRequest] = []
     run: list[tuple[int, int]] = []
+    prios: list[int] = []
     first: ClassAd | None = None
     cur: tuple[int, Hashable] | None = None
-    for job in ordered:
+    for key, job in ordered:
         ac = table.autocluster(job)
         jid = (int(literal(job, "ClusterId", 0)), int(literal(job, "ProcId", 0)))
+        prio = int(-key[2])  # JobPrio
         if cur is not None and ac[0] == cur[0]:
             run.append(jid)
+            prios.append(prio)
             continue
         if cur is not None and first is not None:
-            out.append(ResourceRequest(first, cur[0], cur[1], tuple(run)))
-        first, cur, run = job, ac, [jid]
+            out.append(ResourceRequest(first, cur[0], cur[1], tuple(run), tuple(prios)))
+        first, cur, run, prios = job, ac, [jid], [prio]
     if cur is not None and first is not None:
-        out.append(ResourceRequest(first, cur[0], cur[1], tuple(run)))
+        out.append(ResourceRequest(first, cur[0], cur[1], tuple(run), tuple(prios)))
     return out

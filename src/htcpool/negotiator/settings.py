@@ -86,6 +86,9 @@ class NegotiatorPolicy:
     allow_pslot_preemption: bool = False  # ALLOW_PSLOT_PREEMPTION
     ignore_user_priorities: bool = False  # NEGOTIATOR_IGNORE_USER_PRIORITIES
     slot_constraint: str = ""  # NEGOTIATOR_SLOT_CONSTRAINT (empty: every slot)
+    #: NEGOTIATOR_SLOT_POOLSIZE_CONSTRAINT, alias GROUP_DYNAMIC_MACH_CONSTRAINT (empty: every slot
+    #: counts toward the pool size)
+    slot_poolsize_constraint: str = ""
     submitter_constraint: str = ""  # NEGOTIATOR_SUBMITTER_CONSTRAINT (empty: every submitter)
     job_constraint: str = ""  # NEGOTIATOR_JOB_CONSTRAINT (empty: every job)
     max_time_per_cycle: float = 1200.0  # NEGOTIATOR_MAX_TIME_PER_CYCLE (seconds of the injected timer)
@@ -94,6 +97,10 @@ class NegotiatorPolicy:
     max_time_per_piespin: float = 120.0  # NEGOTIATOR_MAX_TIME_PER_PIESPIN
     cycle_stats_length: int = 3  # NEGOTIATION_CYCLE_STATS_LENGTH (0..100)
     ignore_job_ranks: bool = False  # NEGOTIATOR_IGNORE_JOB_RANKS
+    use_global_job_prios: bool = False  # USE_GLOBAL_JOB_PRIOS
+    cross_slot_prios: bool = False  # NEGOTIATOR_CROSS_SLOT_PRIOS
+    startd_resource_prefix: str = "slot"  # STARTD_RESOURCE_PREFIX (empty: slot)
+    max_global_job_prios: int = 500  # MAX_GLOBAL_JOB_PRIOS (the schedd's cap on JobPrioArray)
     depth_first: bool = False  # NEGOTIATOR_DEPTH_FIRST
     concurrency_limit_default: float = 2308032.0  # CONCURRENCY_LIMIT_DEFAULT
     #: <NAME>_LIMIT, keyed by lower-cased limit name (dotted names included)

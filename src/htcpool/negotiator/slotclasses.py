@@ -22,7 +22,7 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 
 from htcpool.classad import ClassAd, EvalContext, ExprTree
-from htcpool.classad.nodes import Node
+from htcpool.classad.nodes import Literal, Node
 from htcpool.negotiator.exprinfo import closure, expression_shape, literal, number, value_key
 from htcpool.negotiator.outcomes import PreemptState
 
@@ -38,11 +38,18 @@ def truth(v: object) -> bool:
 
 def remote_user_for_preemption(slot: ClassAd) -> str | None:
     """The user a slot's job runs for, as preemption sees it (pending preemptor first)."""
-    for attr in ("PreemptingAccountingGroup", "PreemptingUser", "AccountingGroup", "RemoteUser"):
-        v = literal(slot, attr)
+    exprs = slot._exprs
+    for key in _USER_KEYS:
+        node = exprs.get(key)
+        if node is None:
+            continue
+        v = node.value if type(node) is Literal else slot.evaluate(key)
         if type(v) is str and v:
             return v
     return None
+
+
+_USER_KEYS = ("preemptingaccountinggroup", "preemptinguser", "accountinggroup", "remoteuser")
 
 
 def consumption_resources(slot: ClassAd) -> tuple[str, ...] | None:
@@ -86,6 +93,7 @@ class MatchClass:
     key: Hashable
     rep: ClassAd
     full: list[FullClass] = field(default_factory=list)
+    left: int = 0  # slots of the class still available (none left: no candidate for anyone)
     #: (negated sort key, class) in order, when no rank reads the job and nothing is claimed
     static_order: list[tuple[tuple[float, ...], FullClass]] | None = None
 
@@ -103,12 +111,20 @@ class SlotTable:
         policy_nodes: dict[str, Node],
         weigh: Callable[[ClassAd], float],
         context: EvalContext,
+        weights: Sequence[float] | None = None,
         candidate: Sequence[bool] | None = None,
         live_names: frozenset[str] = frozenset(),
+        shapes: Sequence[Hashable] | None = None,
+        identity: Callable[[ClassAd], Hashable] | None = None,
     ) -> None:
         self.ads: list[ClassAd] = list(slots)
+        #: each slot's remote user, as preemption sees it (None for an unclaimed slot)
+        self.remote_users: list[str | None] = [remote_user_for_preemption(a) for a in self.ads]
+        #: ``expression_shape`` of each ad (ads of one shape have the same closures)
+        self.shapes: list[Hashable] = list(shapes) if shapes is not None else [expression_shape(a) for a in self.ads]
         self.names: list[str] = [str(literal(a, "Name", "")) for a in self.ads]
-        self.weights: list[float] = [weigh(a) for a in self.ads]
+        #: each slot's SlotWeight (``weigh`` of its current ad; given, or weighed here)
+        self.weights: list[float] = list(weights) if weights is not None else [weigh(a) for a in self.ads]
         self.available: list[bool] = [True] * len(self.ads)
         self.changed: list[bool] = [False] * len(self.ads)
         self.cp_resources: list[tuple[str, ...] | None] = [consumption_resources(a) for a in self.ads]
@@ -116,17 +132,20 @@ class SlotTable:
         self.context = context
         self.policy_nodes = policy_nodes
         self.job_universe = job_universe
-        #: ephemeral slot attributes kept live (``refresh_live``): what reads them is never cached
+        #: ephemeral slot attributes kept live (``slotattrs``): what reads them is never cached
         self.live_names = live_names
         self.by_name = {n: i for i, n in enumerate(self.names)}
+        #: what else must be equal for two slots to share a class (the users whose usage their live
+        #: cross-slot attributes follow), or None
+        self.identity = identity
         match_names: set[str] = set(job_refs_req) | {"requirements"}
         rank_names: set[str] = set(job_refs_rank) | {"rank"}
-        shapes: dict[object, None] = {}
+        seen: set[Hashable] = set()
         for i, ad in enumerate(self.ads):
-            shape = (expression_shape(ad), self.cp_resources[i])
-            if shape in shapes:
+            shape = (self.shapes[i], self.cp_resources[i])
+            if shape in seen:
                 continue
-            shapes[shape] = None
+            seen.add(shape)
             req = [n for n in (ad._exprs.get("requirements"),) if n is not None]
             cp = self.cp_resources[i]
             if cp:
@@ -138,12 +157,16 @@ class SlotTable:
             own, _ = closure(ad, rank_nodes + list(policy_nodes.values()))
             rank_names |= own
         self.match_names = tuple(sorted(match_names))
+        self._match_pos = {n: k for k, n in enumerate(self.match_names)}
+        #: each slot's match key (``match_key`` of its current ad), or None until asked for
+        self.mkeys: list[Hashable | None] = [None] * len(self.ads)
         self.rank_names = tuple(sorted(rank_names - match_names))
         self.match_classes: dict[Hashable, MatchClass] = {}
         self.full_classes: dict[Hashable, FullClass] = {}
         self.full_of: list[FullClass | None] = []
         for i, ad in enumerate(self.ads):
             self.full_of.append(self._place(i, ad) if candidate is None or candidate[i] else None)
+        self.left = len(self.ads)  # slots still available
         for m in self.match_classes.values():
             if all(not f.claimed and not f.dependent for f in m.full):
                 order = [(self._static_key(f), f) for f in m.full]
@@ -152,24 +175,56 @@ class SlotTable:
 
     # ------------------------------------------------------------------ keys
     def match_key(self, ad: ClassAd) -> Hashable:
+        """The key of the match class of ``ad``."""
+        return self._key(ad, remote_user_for_preemption(ad))
+
+    def _key(self, ad: ClassAd, claim: str | None) -> Hashable:
         exprs = ad._exprs
-        claim = remote_user_for_preemption(ad)
-        return (claim, tuple(value_key(exprs.get(n)) for n in self.match_names))
+        values = tuple(value_key(exprs.get(n)) for n in self.match_names)
+        if self.identity is not None:
+            return (claim, values, self.identity(ad))
+        return (claim, values)
+
+    def slot_key(self, i: int) -> Hashable:
+        """The match key of slot ``i``'s current ad, computed once per change of the ad."""
+        k = self.mkeys[i]
+        if k is None:
+            k = self.mkeys[i] = self.match_key(self.ads[i])
+        return k
+
+    def replace_ad(self, i: int, ad: ClassAd, changed: Sequence[str], weight: float) -> None:
+        """Slot ``i`` now has ``ad`` (a consumption-policy p-slot after a deduction), which differs
+        from its previous ad only in the attributes ``changed``, and weighs ``weight``."""
+        old = self.slot_key(i)
+        self.ads[i] = ad
+        self.weights[i] = weight
+        self.changed[i] = True
+        assert isinstance(old, tuple)
+        values = list(old[1])
+        exprs = ad._exprs
+        for name in changed:
+            low = name.lower()
+            pos = self._match_pos.get(low)
+            if pos is not None:
+                values[pos] = value_key(exprs.get(low))
+        self.mkeys[i] = (old[0], tuple(values), *old[2:])
 
     def _place(self, i: int, ad: ClassAd) -> FullClass:
-        mkey = self.match_key(ad)
+        remote = self.remote_users[i]
+        mkey = self.mkeys[i] = self._key(ad, remote)
         m = self.match_classes.get(mkey)
         if m is None:
             m = MatchClass(len(self.match_classes), mkey, ad)
             self.match_classes[mkey] = m
         exprs = ad._exprs
-        current = number(ad.evaluate("PreemptingRank", self.context))
+        current = None
+        if "preemptingrank" in exprs:
+            current = number(ad.evaluate("PreemptingRank", self.context))
         if current is None:
-            current = number(ad.evaluate("CurrentRank", self.context)) or 0.0
+            current = (number(ad.evaluate("CurrentRank", self.context)) if "currentrank" in exprs else None) or 0.0
         fkey = (mkey, current, tuple(value_key(exprs.get(n)) for n in self.rank_names))
         f = self.full_classes.get(fkey)
         if f is None:
-            remote = remote_user_for_preemption(ad)
             f = FullClass(
                 len(self.full_classes), m, ad, [], remote is not None, remote, current,
                 consumption=self.cp_resources[i] is not None,
@@ -178,7 +233,17 @@ class SlotTable:
             self.full_classes[fkey] = f
             m.full.append(f)
         f.slots.append(i)
+        m.left += 1
         return f
+
+    def take(self, i: int) -> None:
+        """Slot ``i`` is no longer available for the rest of the cycle."""
+        if self.available[i]:
+            self.available[i] = False
+            self.left -= 1
+            f = self.full_of[i]
+            if f is not None:
+                f.match_class.left -= 1
 
     def _analyse(self, f: FullClass) -> None:
         """Which rank components read the job; evaluate the others once for the class."""
@@ -196,19 +261,6 @@ class SlotTable:
             else:
                 f.static[comp] = self._eval_component(f.rep, comp, None)
         f.dependent = frozenset(dependent)
-
-    def refresh_live(self, f: FullClass, values: Callable[[str], dict[str, float]], owned: set[int]) -> None:
-        """Set a claimed class's live attributes (``RemoteUserResourcesInUse`` …) to ``values`` of
-        its remote user, in the ads that represent it and that the cycle owns (decorated copies)."""
-        if f.remote_user is None:
-            return
-        current = values(f.remote_user)
-        for ad in (f.rep, f.match_class.rep):
-            if id(ad) not in owned:
-                continue
-            for name, v in current.items():
-                if name.lower() in ad._exprs:
-                    ad[name] = v
 
     def _component_node(self, ad: ClassAd, comp: str) -> Node | None:
         if comp == "startd_rank":

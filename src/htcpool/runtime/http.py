@@ -62,7 +62,6 @@ def make_app(handler: Handler, token: str, name: str = "daemon") -> Starlette:
             return _answer(Failure(400, f"the body is not JSON: {e}"), 400)
         except ProtocolError as e:
             return _answer(Failure(400, str(e)), 400)
-        log.warning("TRACE got %s%s %s", type(msg).__name__, getattr(msg, "event", ""), getattr(msg, "claim_id", "")[-12:] if isinstance(getattr(msg, "claim_id", ""), str) else "")  # TRACE
         try:
             reply = await handler(msg)
         except RequestRefused as e:

@@ -29,7 +29,8 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from htcpool.protocol import DaemonCommand, Ok, Records
+from htcpool.classad import ClassAd
+from htcpool.protocol import DaemonCommand, Ok, Records, UpdateAd
 from htcpool.runtime.daemon import Daemon
 from htcpool.runtime.http import RequestRefused
 
@@ -70,6 +71,8 @@ class MasterService:
         self.graceful_timeout = float(config.get_int("SHUTDOWN_GRACEFUL_TIMEOUT") or 60)
         self.fast_timeout = float(config.get_int("SHUTDOWN_FAST_TIMEOUT") or 30)
         self.stopping = False
+        self.started = daemon.clock()
+        self.next_advert = daemon.clock()
 
     # ------------------------------------------------------------------ children
     def _environ(self) -> dict[str, str]:
@@ -219,9 +222,19 @@ class MasterService:
 
     def next_deadline(self) -> float | None:
         times = [c.next_start for c in self.children.values() if c.next_start is not None]
-        return min(times, default=None)
+        return min(times + [self.next_advert])
+
+    def _advertise(self, now: float) -> None:
+        host = self.daemon.config.get_str("FULL_HOSTNAME") or "localhost"
+        ad = ClassAd({"MyType": "DaemonMaster", "Name": host, "Machine": host, "MyAddress": self.daemon.url,
+                      "MasterIpAddr": self.daemon.sinful, "DaemonStartTime": int(self.started),
+                      "DaemonList": " ".join(["MASTER", *(n.upper() for n in self.children)])})
+        self.daemon.to_collector(UpdateAd(ad))
+        self.next_advert = now + float(self.daemon.config.get_int("MASTER_UPDATE_INTERVAL") or 300)
 
     async def on_timer(self, now: float) -> None:
+        if now >= self.next_advert and not self.stopping:
+            self._advertise(now)
         for child in self.children.values():
             if child.next_start is not None and now >= child.next_start and child.wanted \
                     and child.process is None and not self.stopping:

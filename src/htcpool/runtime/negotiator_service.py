@@ -21,6 +21,7 @@ them (``UserprioCommand``); every change is committed before the answer.
 
 from __future__ import annotations
 
+import getpass
 import logging
 import time
 from collections import defaultdict
@@ -78,6 +79,7 @@ class NegotiatorService:
         self.next_cycle = now + 1.0
         self.last_cycle_end = 0.0
         self.host = daemon.config.get_str("FULL_HOSTNAME") or "localhost"
+        self.started = daemon.clock()
 
     def _read_policy(self) -> None:
         config = self.daemon.config
@@ -97,7 +99,9 @@ class NegotiatorService:
         self.store.close()
 
     def _advertise(self, stats: dict[str, Any]) -> None:
-        ad = ClassAd({"MyType": "Negotiator", "Name": f"negotiator@{self.host}", "Machine": self.host,
+        name = self.daemon.config.get_str("NEGOTIATOR_NAME") or f"{getpass.getuser()}@{self.host}"
+        ad = ClassAd({"MyType": "Negotiator", "Name": name, "Machine": self.host,
+                      "NegotiatorIpAddr": self.daemon.sinful, "DaemonStartTime": int(self.started),
                       "MyAddress": self.daemon.url, "NegotiatorInterval": int(self.interval), **stats})
         self.daemon.to_collector(UpdateAd(ad))
 

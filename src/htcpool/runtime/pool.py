@@ -145,8 +145,10 @@ class PoolClient:
         self.layout = layout
         try:
             token = layout.read_token()
-        except OSError:
+        except FileNotFoundError:
             raise PoolNotRunning(f"no pool in {layout.root} (run `htcpool up`)") from None
+        except OSError as e:  # PermissionError for a token others may read
+            raise PoolNotRunning(str(e)) from None
         self.client = SyncClient(token, timeout)
 
     def url(self, daemon: str) -> str:

@@ -82,6 +82,8 @@ class ScheddService:
         config = daemon.config
         host = config.get_str("FULL_HOSTNAME") or "localhost"
         self.name = config.get_str("SCHEDD_NAME") or f"{getpass.getuser()}@{host}"
+        self.host = host
+        self.started = daemon.clock()
 
         def get(name: str) -> str | None:
             return config.get_str(name, subsystem="SCHEDD") if config.is_defined(name, subsystem="SCHEDD") \
@@ -251,15 +253,16 @@ class ScheddService:
             elif status == JobStatus.HELD:
                 sub["HeldJobs"] += 1
                 totals["Held"] += 1
-        ad = ClassAd({"MyType": "Scheduler", "Name": self.name, "MyAddress": url,
+        ad = ClassAd({"MyType": "Scheduler", "Name": self.name, "Machine": self.host, "MyAddress": url,
                       "ScheddIpAddr": self.settings.schedd_address, "TotalIdleJobs": totals["Idle"],
                       "TotalRunningJobs": totals["Running"], "TotalHeldJobs": totals["Held"],
-                      "DaemonStartTime": int(now), "ClassAdLifetime": 3 * self.settings.schedd_interval + 60})
+                      "DaemonStartTime": int(self.started), "ClassAdLifetime": 3 * self.settings.schedd_interval + 60})
         self.daemon.to_collector(UpdateAd(ad))
         for submitter, c in counts.items():
             if not submitter:
                 continue
             sad = ClassAd({"MyType": "Submitter", "Name": submitter, "ScheddName": self.name,
+                           "Machine": self.host,
                            "MyAddress": url, "ScheddIpAddr": self.settings.schedd_address,
                            "ClassAdLifetime": 3 * self.settings.schedd_interval + 60, **c})
             self.daemon.to_collector(UpdateAd(sad))
@@ -286,7 +289,7 @@ class ScheddService:
                 ads = self.store.history(message.constraint or None, message.limit or None)
             except Exception as e:
                 raise RequestRefused(400, str(e)) from None
-            return AdList(tuple(ads))
+            return AdList(tuple(_public(ad) for ad in ads))
         if isinstance(message, JobAction):
             return self._job_action(message, now)
         if isinstance(message, FetchRequests):
@@ -338,9 +341,10 @@ class ScheddService:
             if test is not None and test.evaluate(ad, None, ctx) is not True:
                 continue
             if projection:
-                out.append(ClassAd({a: ad.lookup(a) for a in projection if a in ad}))
+                out.append(ClassAd({a: ad.lookup(a) for a in projection
+                                    if a in ad and a.lower() not in PRIVATE_JOB_ATTRS}))
             else:
-                out.append(ad)
+                out.append(_public(ad))
         return out
 
     def _idle_jobs(self, submitters: set[str], now: float) -> list[tuple[str, ClassAd]]:
@@ -454,7 +458,7 @@ class ScheddService:
             return Ok()
         if isinstance(message, m.NotifySchedd):
             if message.kind == "release":
-                self.claims.startd_released(message.claim_id, now)
+                self.claims.startd_released(message.claim_id, now, message.reason)
                 self._reschedule("a claim ended")
             return Ok()
         if isinstance(message, m.HoldJob):
@@ -629,6 +633,21 @@ def _record_usage(ad: ClassAd, u: JobUpdate) -> None:
     if u.user_cpu or u.sys_cpu:
         ad["RemoteUserCpu"] = float(u.user_cpu)
         ad["RemoteSysCpu"] = float(u.sys_cpu)
+
+
+#: job attributes the schedd keeps for itself: a claim id is a capability (HTCondor shows only
+#: PublicClaimId), the startd's address and lease renewal are the reconnection state
+PRIVATE_JOB_ATTRS = frozenset({"claimid", "startdaddress"})
+
+
+def _public(ad: ClassAd) -> ClassAd:
+    if "ClaimId" not in ad and "StartdAddress" not in ad:
+        return ad
+    ad = ad.copy()
+    for attr in ("ClaimId", "StartdAddress"):
+        if attr in ad:
+            del ad[attr]
+    return ad
 
 
 def _record_run(ad: ClassAd, u: JobUpdate) -> None:

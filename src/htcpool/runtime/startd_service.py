@@ -155,6 +155,8 @@ class StartdService:
         raise RequestRefused(400, f"the startd does not take {type(message).__name__}")
 
     def _direct_query(self, message: QueryAds, now: float) -> list[ClassAd]:
+        if message.my_type.lower() not in ("machine", "any"):
+            return []
         try:
             test = ExprTree(message.constraint) if message.constraint else None
         except ClassAdError as e:
@@ -235,6 +237,10 @@ class StartdService:
         ad = ad.copy()
         ad["MyAddress"] = self.daemon.url
         ad["StartdIpAddr"] = self._sinful()
+        ad["TargetType"] = "Job"
+        schedd = ad.get("RemoteScheddName")
+        if isinstance(schedd, str) and schedd:
+            ad["ClientMachine"] = schedd.rpartition("@")[2]
         private = ClassAd()
         slot = self.core.find_slot(name)
         if slot is not None:

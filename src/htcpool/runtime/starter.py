@@ -18,7 +18,8 @@ How it works. The starter makes the scratch directory, writes the job ad into
 it, copies the input files, and starts the job with ``start_new_session`` so
 the job leads its own process group. On Linux the starter also becomes a child
 subreaper, so processes the job orphans stay its descendants: they are counted
-in the usage and reaped here. One thread reads commands; the main thread polls
+in the usage and reaped here, and every signal to the group also goes to those
+that left it (``setsid``), so none escapes suspension or the final kill. One thread reads commands; the main thread polls
 for the leader's exit with ``waitid(WNOHANG | WNOWAIT)`` and samples usage
 with psutil. The leader is left a zombie for a moment, which keeps its
 process-group id from being reused while the remaining members are SIGKILLed;
@@ -117,6 +118,26 @@ class ProcessTreeUsage:
         self.rss_peak_kb = max(self.rss_peak_kb, rss // 1024)
         return {"cpu_load": round(busy / elapsed, 4), "rss_kb": rss // 1024,
                 "image_size_kb": vms // 1024, "user_cpu": self.user_cpu, "sys_cpu": self.sys_cpu}
+
+
+def signal_strays(pgid: int, sig: int) -> int:
+    """``sig`` to this process's live descendants outside process group ``pgid``: job
+    processes that made their own session or group, still held here as the subreaper.
+    Returns how many were signalled."""
+    count = 0
+    try:
+        tree = psutil.Process().children(recursive=True)
+    except psutil.Error:
+        return 0
+    for proc in tree:
+        try:
+            if proc.status() == psutil.STATUS_ZOMBIE or os.getpgid(proc.pid) == pgid:
+                continue
+            os.kill(proc.pid, sig)
+            count += 1
+        except (psutil.Error, ProcessLookupError, PermissionError):
+            pass
+    return count
 
 
 def become_subreaper() -> None:
@@ -236,13 +257,15 @@ class Starter:
 
     # -- commands (reader thread or signal handler)
     def signal_group(self, sig: int) -> bool:
-        """``sig`` to the job's group; False when the job is already gone."""
+        """``sig`` to the job's group and to the job's processes that left it (``setsid``):
+        all are the job's family, as in HTCondor. False when the job is already gone."""
         if self.proc is None or self.reaped:
             return False
         try:
             os.killpg(self.proc.pid, sig)
         except (ProcessLookupError, PermissionError):
             return False
+        signal_strays(self.proc.pid, sig)
         return True
 
     def command(self, message: dict[str, Any]) -> None:
@@ -330,16 +353,19 @@ class Starter:
 
     @staticmethod
     def _reap_group(pgid: int) -> None:
-        """SIGKILL what is left of the group until it is gone, reaping adopted members."""
+        """SIGKILL what is left of the group, and the descendants that left it, until all are
+        gone, reaping adopted members."""
         deadline = time.monotonic() + _CLEANUP_DEADLINE
         while time.monotonic() < deadline:
             with contextlib.suppress(ChildProcessError):
                 while os.waitpid(-1, os.WNOHANG)[0] > 0:
                     pass
+            strays = signal_strays(pgid, signal.SIGKILL)
             try:
                 os.killpg(pgid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
-                return
+                if not strays:
+                    return
             time.sleep(0.01)
 
     def finish(self, before: dict[str, tuple[int, int]], status: int, rusage: Any,

@@ -106,7 +106,7 @@ class StarterHandle:
         await self._send({"cmd": "hard_kill"})
 
     async def kill_family(self) -> None:
-        """SIGKILL the job's process group and the starter, and wait for the starter to end."""
+        """SIGKILL the job's process groups and the starter, and wait for the starter to end."""
         if self.process.returncode is None:
             with contextlib.suppress(ProcessLookupError):
                 self.process.send_signal(signal.SIGSTOP)  # it starts nothing more
@@ -118,12 +118,16 @@ class StarterHandle:
         await self.wait()
 
     def _job_groups(self) -> set[int]:
+        """The process groups of all the (stopped) starter holds: the job's, and those of
+        job processes that left it with ``setsid`` (the starter is their subreaper)."""
         groups = {self.job_pid} if self.job_pid is not None else set()
         try:
-            for child in psutil.Process(self.process.pid).children():
-                groups.add(child.pid)  # the job leads its own session and group
+            tree = psutil.Process(self.process.pid).children(recursive=True)
         except psutil.Error:
-            pass
+            return groups
+        for child in tree:
+            with contextlib.suppress(ProcessLookupError):
+                groups.add(os.getpgid(child.pid))
         return groups
 
     async def close(self) -> None:

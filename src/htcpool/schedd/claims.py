@@ -273,11 +273,11 @@ class ClaimManager:
         self._heard(self.claim(message.claim_id), now)
         return []
 
-    def startd_released(self, claim_id: str, now: float) -> list[ClaimAction]:
-        """The startd says the claim is gone: a running job goes back to Idle."""
+    def startd_released(self, claim_id: str, now: float, reason: str = "") -> list[ClaimAction]:
+        """The startd says the claim is gone (``reason``: why): a running job goes back to Idle."""
         claim = self.claim(claim_id)
         self._move(claim, ClaimEvent.STARTD_RELEASED)
-        self._evict(claim, now, STARTD_RELEASED_REASON)
+        self._evict(claim, now, reason or STARTD_RELEASED_REASON)
         return []
 
     # -- the schedd's own decisions

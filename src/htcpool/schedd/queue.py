@@ -198,6 +198,7 @@ class JobQueue:
         ad["NumJobStarts"] = _int(ad, "NumJobStarts") + 1
         ad["JobRunCount"] = _int(ad, "JobRunCount") + 1
         ad["RemoteHost"] = slot_name or host
+        ad["CurrentHosts"] = 1
         self._save(job_id, ad)
         self._event(ev.EXECUTE, job_id, now, host=host, slot_name=slot_name)
 
@@ -234,6 +235,7 @@ class JobQueue:
             ad["CommittedSlotTime"] = _int(ad, "CommittedSlotTime") + wall
         if "JobCurrentStartDate" in ad:
             del ad["JobCurrentStartDate"]
+        ad["CurrentHosts"] = 0
 
     def finish(self, job_id: JobId, now: float, exit_code: int | None = 0,
                exit_signal: int | None = None) -> PolicyAction:
