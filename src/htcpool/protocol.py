@@ -9,14 +9,15 @@ updates a startd sends about its starters.
 
 ``encode(message)`` gives a JSON-ready dict ``{"type": ClassName, field: value}``;
 ClassAds travel as ``{"$ad": text}`` in the new ClassAd syntax and tuples as lists.
-In a list of ads, an ad that has every attribute of the ad before it, spelled
-the same, travels as ``{"$prev": text}``: only the attributes whose expressions
+In a field of ads (``tuple[ClassAd, ...]``: ``Submit``, ``IdleJobs``,
+``AdList``), an ad that has every attribute of the ad before it, spelled the
+same, travels as ``{"$prev": text}``: only the attributes whose expressions
 differ from the previous ad's (the same expression object, or equal plain
 literals, count as the same). The jobs of a cluster and the idle jobs of a
-queue are such runs (one job ad copied for every proc), so a 10,000-job
-submit carries one full ad and 9,999 ads of a few attributes each, as
-condor_submit sends a cluster ad and proc ads; the decoded ads share the
-unchanged expressions, which the schedd's per-cluster shortcuts recognise.
+queue are such runs (one job ad copied for every proc), so a 10,000-job submit
+carries one full ad and 9,999 ads of a few attributes each, as condor_submit
+sends a cluster ad and proc ads; the decoded ads share the unchanged
+expressions, which the schedd's per-cluster shortcuts recognise.
 ``decode(data)`` checks the type name, the fields and their simple types and
 raises ``ProtocolError`` naming the field for anything else, so a malformed
 request is refused at the boundary and never reaches a core.
@@ -307,17 +308,14 @@ def _changes(ad: ClassAd, prev: ClassAd) -> ClassAd | None:
     return ClassAd._from_tables(changed, {key: names[key] for key in changed})
 
 
-def _encode_ads(values: tuple[Any, ...] | list[Any]) -> list[Any]:
+def _encode_ads(ads: tuple[ClassAd, ...]) -> list[Any]:
+    """A field of ads: whole, or as the changes from the ad before (see the module docstring)."""
     out: list[Any] = []
     prev: ClassAd | None = None
-    for value in values:
-        if not isinstance(value, ClassAd):
-            out.append(_encode_value(value))
-            prev = None
-            continue
-        delta = _changes(value, prev) if prev is not None else None
-        out.append({"$ad": unparse(value)} if delta is None else {"$prev": unparse(delta)})
-        prev = value
+    for ad in ads:
+        delta = _changes(ad, prev) if prev is not None else None
+        out.append({"$ad": unparse(ad)} if delta is None else {"$prev": unparse(delta)})
+        prev = ad
     return out
 
 
@@ -325,7 +323,7 @@ def _encode_value(value: Any) -> Any:
     if isinstance(value, ClassAd):
         return {"$ad": unparse(value)}
     if isinstance(value, tuple | list):
-        return _encode_ads(value)
+        return [_encode_value(v) for v in value]
     if isinstance(value, Mapping):
         return {str(k): _encode_value(v) for k, v in value.items()}
     return value
@@ -333,12 +331,31 @@ def _encode_value(value: Any) -> Any:
 
 def encode(message: object) -> dict[str, Any]:
     """The JSON-ready form of a protocol message."""
-    if type(message).__name__ not in MESSAGE_TYPES:
-        raise TypeError(f"{type(message).__name__} is not a protocol message")
-    out: dict[str, Any] = {"type": type(message).__name__}
+    cls = type(message)
+    if cls.__name__ not in MESSAGE_TYPES:
+        raise TypeError(f"{cls.__name__} is not a protocol message")
+    out: dict[str, Any] = {"type": cls.__name__}
+    ad_lists = _ad_list_fields(cls)
     for f in dataclasses.fields(message):  # type: ignore[arg-type]
-        out[f.name] = _encode_value(getattr(message, f.name))
+        value = getattr(message, f.name)
+        if f.name in ad_lists and isinstance(value, tuple) and all(isinstance(v, ClassAd) for v in value):
+            out[f.name] = _encode_ads(value)
+        else:
+            out[f.name] = _encode_value(value)
     return out
+
+
+_AD_LISTS: dict[type, frozenset[str]] = {}
+
+
+def _ad_list_fields(cls: type) -> frozenset[str]:
+    """The fields of a message class declared as ``tuple[ClassAd, ...]``."""
+    names = _AD_LISTS.get(cls)
+    if names is None:
+        names = _AD_LISTS[cls] = frozenset(
+            name for name, hint in _hints(cls).items()
+            if typing.get_origin(hint) is tuple and typing.get_args(hint)[:1] == (ClassAd,))
+    return names
 
 
 _HINTS: dict[type, dict[str, Any]] = {}

@@ -159,3 +159,20 @@ def test_lease_expires_at_the_start_of_a_cycle() -> None:
     assert len(negotiate(START + 60, slots, subs, acct).result.matches) == 3
     assert len(negotiate(START + 3600, slots, subs, acct).result.matches) == 10
     assert acct.records["u@d"].ceiling == -1
+
+
+def test_frequent_updates_lose_no_usage() -> None:
+    """3.6.4: RUP is recomputed "over non-uniform time intervals without affecting the calculation";
+    a slot used for 8 s accumulates 8 slot-seconds however often the accountant updates (every
+    0.9 s here: each update counts whole seconds and carries the fraction over)."""
+    acct = Accountant()
+    busy = [claimed("s@m", "u@d")]
+    t = START + 0.25
+    acct.update_priorities(t)
+    acct.check_matches(busy, t)
+    for _ in range(9):
+        t += 0.9
+        acct.update_priorities(t)
+        acct.check_matches(busy, t)
+    acct.update_priorities(START + 0.25 + 8.1)
+    assert acct.records["u@d"].accumulated_usage == 8

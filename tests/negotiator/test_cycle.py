@@ -220,3 +220,38 @@ def test_time_limits_are_checked_before_the_ceiling() -> None:
     pol = NegotiatorPolicy(max_time_per_submitter=0)
     out = negotiate(START, slots, submitters(slots, {"u@d": many_jobs(1)}), acct, pol)
     assert out.result.matches == [] and out.stats.submitters_out_of_time == ["u@d"]
+
+
+def test_taken_slot_classes_cost_no_evaluation() -> None:
+    """Reference 3.2: only available slots are candidates. Once every slot of a class is taken, later
+    requests do not evaluate it: five new job shapes after the pool is full are rejected ("no match
+    found") without one more requirements test."""
+    from htcpool.negotiator.cycle import NegotiationCycle
+
+    slots = [slot(f"s{i}@m") for i in range(10)]
+    jobs = {"u@d": many_jobs(10, 1), "v@d": [job(2 + k, 0, RequestMemory=100 + k) for k in range(5)]}
+    cyc = NegotiationCycle(START, _accountant({}), NegotiatorPolicy(ignore_user_priorities=True), None, lambda: 0.0)
+    cyc.run(cyc.prepare(slots, submitters(slots, jobs)))
+    assert count_by(cyc.result.matches) == {"u@d": 10}
+    assert [r.reason for r in cyc.result.rejections] == ["no match found"] * 5
+    assert cyc.matchmaker.evaluations == 1
+
+
+def test_requirements_results_are_shared_by_what_they_read() -> None:
+    """Reference 3.2 (IsAMatch reads only what the two Requirements reference): autoclusters that
+    differ only in attributes neither Requirements reads (here RequestDisk) share one test per slot
+    class; those that differ in what is read (RequestMemory) are tested apart, with their own
+    outcome."""
+    from htcpool.negotiator.cycle import NegotiationCycle
+
+    slots = [slot(f"s{i}@m") for i in range(10)]  # 1024 MB each
+    disk = {"u@d": [job(1 + k, 0, RequestDisk=1000 + k) for k in range(5)]}
+    cyc = NegotiationCycle(START, _accountant({}), NegotiatorPolicy(ignore_user_priorities=True), None, lambda: 0.0)
+    cyc.run(cyc.prepare(slots, submitters(slots, disk)))
+    assert len(cyc.result.matches) == 5 and cyc.matchmaker.evaluations == 1
+    memory = {"u@d": [job(1, 0, RequestMemory=512), job(2, 0, RequestMemory=2048), job(3, 0, RequestMemory=512)]}
+    cyc = NegotiationCycle(START, _accountant({}), NegotiatorPolicy(ignore_user_priorities=True), None, lambda: 0.0)
+    cyc.run(cyc.prepare(slots, submitters(slots, memory)))
+    assert [m.job for m in cyc.result.matches] == [(1, 0), (3, 0)]
+    assert [r.job for r in cyc.result.rejections] == [(2, 0)]
+    assert cyc.matchmaker.evaluations == 2

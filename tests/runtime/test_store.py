@@ -78,6 +78,19 @@ def test_ad_text_is_what_parse_one_reads() -> None:
     assert parseOne(ad_text(ad))["A"] == 0.30000000000000004
 
 
+def test_printers_remember_their_own_text_of_a_shared_expression() -> None:
+    # the printers remember the text of compound expressions by node; the canonical printer's
+    # %1.15E must not leak into the exact text of the same node, nor the other way round
+    shared = ExprTree("x * 0.30000000000000004 + y")
+    ads = [ClassAd({"E": shared, "ProcId": p}) for p in range(3)]
+    canonical = [repr(a) for a in ads]
+    exact = [ad_text(a) for a in ads]
+    assert canonical == [repr(a) for a in ads] and exact == [ad_text(a) for a in ads]
+    assert all("3.000000000000000E-01" in t for t in canonical)
+    assert all("0.30000000000000004" in t for t in exact)
+    assert all(parse_ad(t)["E"].eval(ClassAd({"x": 1, "y": 0})) == 0.30000000000000004 for t in exact)
+
+
 # ------------------------------------------------------------------ the queue
 
 

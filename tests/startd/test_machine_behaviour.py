@@ -8,18 +8,22 @@ from htcpool.classad import ClassAd, ExprTree
 from htcpool.startd import (
     ActivateClaim,
     ActivateReply,
+    BenchmarksFinished,
+    CancelDrain,
     ClaimReply,
     DaemonAction,
     Drain,
+    DrainReply,
     HardKill,
     Inventory,
+    MatchNotification,
     NotifySchedd,
     ReleaseClaim,
     RequestClaim,
     SendAd,
     Shutdown,
 )
-from tests.startd.helpers import claim, finish, job, make_startd, pair, run_job, tick
+from tests.startd.helpers import claim, finish, job, make_startd, numbers, pair, run_job, tick
 
 STATIC = "RunBenchmarks = false\nSLOT_TYPE_0_PARTITIONABLE = false\n"
 PSLOT = "RunBenchmarks = false\nNUM_SLOTS_TYPE_1 = 1\nSLOT_TYPE_1 = 100%\nSLOT_TYPE_1_PARTITIONABLE = TRUE\n"
@@ -71,31 +75,102 @@ def test_graceful_and_fast_shutdown() -> None:
 
 
 # ---------------------------------------------------------------------- draining
-def test_job_offered_during_graceful_drain() -> None:
-    """Drained State / graceful draining: a claim made just before the drain may still be activated with a
-    job the draining START accepts; it runs as long as the original job retires, then is vacated."""
+def test_drained_slot_takes_a_claim_the_draining_start_accepts() -> None:
+    """Drained State / DEFRAG_DRAINING_START_EXPR (HTCondor command.cpp ``request_claim``, ResMgr.cpp
+    ``startDraining``): a graceful drain retires every claim - an idle one is preempted at once - and a
+    Drained slot may then be claimed by a job the draining START accepts; the claim is activated within
+    MAX_DRAINING_ACTIVATION_DELAY, its job runs as long as the original job retires, then is vacated."""
     s = make_startd(STATIC + "NUM_SLOTS = 3\nMaxJobRetirementTime = 1000\nMachineMaxVacateTime = 0\n", cpus=3)
     run_job(s, "slot1", job(), 0)  # the original job: 1000 s of retirement
     claim(s, "slot2", job(), 100)
-    late = s.slot("slot2").claim.id
     s.handle(Drain(start_expr="TARGET.Interruptible =?= true"), 105)
     assert pair(s, "slot1") == ("Claimed", "Retiring") and pair(s, "slot3") == ("Drained", "Retiring")
-    assert pair(s, "slot2") == ("Claimed", "Idle")  # waiting for activation (MAX_DRAINING_ACTIVATION_DELAY)
-    no = s.handle(ActivateClaim(late, job(ProcId=1)), 110)
+    assert numbers(s, "slot2")[-3:] == [10, 22, 36]  # the idle claim is preempted at once
+    drained = s.slot("slot3")
+    assert repr(drained.ad.lookup("Requirements")) == "START && WithinResourceLimits"  # START: the drain's
+    refused = s.handle(RequestClaim(drained.claim.id, job(ProcId=1)), 110)
+    assert isinstance(refused[0], ClaimReply) and not refused[0].accepted and pair(s, "slot3")[0] == "Drained"
+    s.handle(MatchNotification(drained.claim.id), 110)  # MATCH_INFO is ignored in Drained
+    assert pair(s, "slot3") == ("Drained", "Retiring")
+    taken = s.handle(RequestClaim(drained.claim.id, job(ProcId=2, Interruptible=True)), 111)
+    assert isinstance(taken[0], ClaimReply) and taken[0].accepted
+    assert pair(s, "slot3") == ("Claimed", "Idle") and s.history[-1][1:] == (0, "Drained/Retiring", "Claimed/Idle")
+    late = drained.claim.id
+    no = s.handle(ActivateClaim(late, job(ProcId=3)), 112)
     assert isinstance(no[0], ActivateReply) and not no[0].accepted
-    yes = [a for a in s.handle(ActivateClaim(late, job(ProcId=2, Interruptible=True)), 111)
+    yes = [a for a in s.handle(ActivateClaim(late, job(ProcId=2, Interruptible=True)), 113)
            if isinstance(a, ActivateReply)]
-    assert yes[0].accepted and s.slot("slot2").claim.accepted_while_draining
+    assert yes[0].accepted and drained.claim.accepted_while_draining
+    near_end = s.handle(RequestClaim(s.slot("slot2").claim.id, job(Interruptible=True)), 990)
+    assert isinstance(near_end[0], ClaimReply) and not near_end[0].accepted  # under 20 s of drain time left
     tick(s, 999)
-    assert pair(s, "slot1") == ("Claimed", "Retiring") and pair(s, "slot2") == ("Claimed", "Busy")
-    assert s.retirement_left(s.slot("slot2"), 999) == 1
+    assert pair(s, "slot1") == ("Claimed", "Retiring") and pair(s, "slot3") == ("Claimed", "Busy")
+    assert s.retirement_left(drained, 999) == 1
     tick(s, 1000)
     assert pair(s, "slot1")[0] == "Preempting"
     finish(s, "slot1", 1001)
     tick(s, 1002)
-    assert pair(s, "slot1") == ("Drained", "Retiring") and pair(s, "slot2") == ("Preempting", "Vacating")
-    refused = s.handle(RequestClaim(s.slot("slot3").claim.id, job(Interruptible=True)), 1003)
-    assert isinstance(refused[0], ClaimReply) and not refused[0].accepted
+    assert pair(s, "slot1") == ("Drained", "Retiring") and pair(s, "slot3") == ("Preempting", "Vacating")
+    refused = s.handle(RequestClaim(s.slot("slot2").claim.id, job(Interruptible=True)), 1003)
+    assert isinstance(refused[0], ClaimReply) and not refused[0].accepted  # the draining START is gone
+    finish(s, "slot3", 1004)
+    tick(s, 1005)
+    assert [pair(s, f"slot{i}") for i in (1, 2, 3)] == [("Drained", "Idle")] * 3
+
+
+def test_drained_claim_not_activated_in_time_is_preempted() -> None:
+    """Drained State: a claim on a Drained slot that is not activated within MAX_DRAINING_ACTIVATION_DELAY
+    is preempted (10) and the slot returns to Drained; a drain without a start expression refuses claims."""
+    s = make_startd(STATIC + "NUM_SLOTS = 2\nMaxJobRetirementTime = 1000\nMAX_DRAINING_ACTIVATION_DELAY = 30\n",
+                    cpus=2)
+    run_job(s, "slot1", job(), 0)
+    s.handle(Drain(start_expr="true"), 10)
+    s.handle(RequestClaim(s.slot("slot2").claim.id, job()), 20)
+    assert pair(s, "slot2") == ("Claimed", "Idle")
+    tick(s, 49)
+    assert pair(s, "slot2") == ("Claimed", "Idle")
+    tick(s, 50)
+    assert numbers(s, "slot2")[-3:] == [10, 22, 36] and pair(s, "slot2") == ("Drained", "Retiring")
+    s = make_startd(STATIC + "NUM_SLOTS = 2\nMaxJobRetirementTime = 1000\n", cpus=2)
+    run_job(s, "slot1", job(), 0)
+    s.handle(Drain(), 10)  # no start expression: Requirements are False
+    refused = s.handle(RequestClaim(s.slot("slot2").claim.id, job()), 20)
+    assert isinstance(refused[0], ClaimReply) and not refused[0].accepted and pair(s, "slot2")[0] == "Drained"
+
+
+def test_drained_partitionable_slot_carves_for_the_draining_start() -> None:
+    """Drained State with a partitionable slot: while an original dynamic slot retires, the Drained pslot
+    carves a dynamic slot for a job the draining START accepts; the drain completes (33) only when no
+    dynamic slot is left."""
+    s = make_startd(PSLOT + "MaxJobRetirementTime = 1000\nMachineMaxVacateTime = 0\n", cpus=4, memory=4096)
+    p = s.slot("slot1")
+    s.handle(RequestClaim(p.claim.id, job(RequestCpus=2, RequestMemory=1024)), 0)
+    s.handle(ActivateClaim(s.slot("slot1_1").claim.id, job(RequestCpus=2, RequestMemory=1024)), 1)
+    s.handle(Drain(start_expr="TARGET.Interruptible =?= true", on_completion="resume"), 10)
+    tick(s, 20)
+    assert pair(s, "slot1") == ("Drained", "Retiring") and pair(s, "slot1_1") == ("Claimed", "Retiring")
+    assert not s.handle(RequestClaim(p.claim.id, job(ProcId=1)), 30)[0].accepted  # type: ignore[union-attr]
+    reply = [a for a in s.handle(RequestClaim(p.claim.id, job(ProcId=2, Interruptible=True)), 31)
+             if isinstance(a, ClaimReply)][0]
+    assert reply.accepted and reply.slot == "slot1_2@test.example.org" and pair(s, "slot1_2") == ("Claimed", "Idle")
+    s.handle(ActivateClaim(s.slot("slot1_2").claim.id, job(ProcId=2, Interruptible=True)), 32)
+    assert pair(s, "slot1") == ("Drained", "Retiring") and 33 not in numbers(s)
+    tick(s, 1001)  # the original job's retirement is over: both dynamic slots are vacated
+    finish(s, "slot1_1", 1002)
+    finish(s, "slot1_2", 1003)
+    tick(s, 1004)
+    assert [x.id_str for x in s.slots] == ["slot1"] and 33 in numbers(s) and numbers(s)[-2:] == [34, 1]
+
+
+def test_graceful_drain_ends_matched_and_backfill_slots() -> None:
+    """Drained State: a drain releases every claim (ResMgr::releaseAllClaimsReversibly) - a Matched slot
+    goes to Owner (8), a Backfill slot toward Owner (30) - and both then enter Drained (36)."""
+    s = make_startd(STATIC + "NUM_SLOTS = 2\nENABLE_BACKFILL = true\nBACKFILL_SYSTEM = BOINC\n"
+                    "START_BACKFILL = SlotID == 2\n", cpus=2)
+    s.handle(MatchNotification(s.slot("slot1").claim.id), 5)
+    assert pair(s, "slot1") == ("Matched", "Idle") and pair(s, "slot2") == ("Backfill", "Idle")
+    s.handle(Drain(), 10)
+    assert numbers(s, "slot1")[-3:] == [8, 36, 33] and numbers(s, "slot2")[-3:] == [30, 36, 33]
 
 
 # ---------------------------------------------------------------------- partitionable slots
@@ -306,3 +381,95 @@ def test_desktop_toggle_suspends_then_preempts() -> None:
     assert pair(s) == ("Claimed", "Suspended")
     tick(s, 2615, keyboard_idle=0)
     assert pair(s) == ("Preempting", "Vacating")
+
+
+# ---------------------------------------------------------------------- slot ads
+def test_slot_ad_has_every_attribute_the_policies_use() -> None:
+    """Machine ClassAd attributes used by the seed's policies: state and activity with their entry times,
+    JobStart, the load averages, keyboard and console idle, ClockMin/ClockDay, CpuBusyTime/CpuIsBusy,
+    LastBenchmark/Mips/KFlops, SlotID, CurrentRank, RemoteOwner/RemoteUser and TotalTime<State><Activity>."""
+    s = make_startd(STATIC + "CpuBusy = TotalLoadAvg > 0.5\nSLOTS_CONNECTED_TO_KEYBOARD = 1\n"
+                    "SLOTS_CONNECTED_TO_CONSOLE = 1\nRANK = 7\n")
+    s.handle(BenchmarksFinished(s.slot("slot1").name, mips=3000, kflops=800), 1)
+    run_job(s, "slot1", job(), 10)
+    tick(s, 20, load_avg=1.0, keyboard_idle=5, console_idle=7)
+    tick(s, 30, load_avg=1.0, keyboard_idle=15, console_idle=17)
+    ad = s.slot("slot1").ad
+    assert (ad["State"], ad["Activity"], ad["EnteredCurrentState"], ad["EnteredCurrentActivity"]) == (
+        "Claimed", "Busy", 10, 10)
+    assert ad["JobStart"] == 10 and (ad["KeyboardIdle"], ad["ConsoleIdle"]) == (15, 17)
+    assert (ad["LoadAvg"], ad["CondorLoadAvg"], ad["TotalLoadAvg"], ad["TotalCondorLoadAvg"]) == (1.0, 0.0, 1.0, 0.0)
+    assert (ad["ClockMin"], ad["ClockDay"]) == (0, 4)  # 1970-01-01 00:00 UTC was a Thursday
+    assert (ad["CpuIsBusy"], ad["CpuBusyTime"]) == (True, 10)  # busy since the poll at 20
+    assert (ad["LastBenchmark"], ad["Mips"], ad["KFlops"], ad["SlotID"]) == (1, 3000, 800, 1)
+    assert (ad["CurrentRank"], ad["RemoteOwner"], ad["RemoteUser"]) == (7, "alice@example.org", "alice@example.org")
+    assert (ad["TotalTimeUnclaimedIdle"], ad["TotalTimeClaimedBusy"]) == (10, 20)
+    tick(s, 40, load_avg=0.0)
+    assert (ad["CpuIsBusy"], ad["CpuBusyTime"]) == (False, 0)
+
+
+def _requirements(s: object, slot: str = "slot1") -> str:
+    return repr(s.slot(slot).ad.lookup("Requirements"))  # type: ignore[attr-defined]
+
+
+def test_requirements_as_advertised_in_each_state() -> None:
+    """The START Expression / Matched and Preempting States (Reqexp.cpp): Owner, Unclaimed, Claimed and
+    Backfill advertise ``START && WithinResourceLimits``; Matched, Preempting, a Claimed slot holding a
+    preempting claim and Drained advertise False (or the draining START ``&& WithinResourceLimits``)."""
+    normal, unavailable = "START && WithinResourceLimits", "false"
+    s = make_startd(STATIC + "IS_OWNER = TotalLoadAvg > 1\nRANK = Owner == \"bob\"\nMaxJobRetirementTime = 100\n"
+                    "MachineMaxVacateTime = 5\n")
+    tick(s, 1, load_avg=2.0)
+    assert pair(s) == ("Owner", "Idle") and _requirements(s) == normal
+    tick(s, 2, load_avg=0.0)
+    assert pair(s) == ("Unclaimed", "Idle") and _requirements(s) == normal
+    s.handle(MatchNotification(s.slot("slot1").claim.id), 3)
+    assert pair(s) == ("Matched", "Idle") and _requirements(s) == unavailable
+    run_job(s, "slot1", job(), 4)
+    assert pair(s) == ("Claimed", "Busy") and _requirements(s) == normal
+    s.handle(RequestClaim(s.slot("slot1").preempting_id, job(Owner="bob")), 5)
+    assert pair(s) == ("Claimed", "Retiring") and _requirements(s) == unavailable
+    s.handle(Shutdown("fast"), 6)
+    assert pair(s) == ("Preempting", "Killing") and _requirements(s) == unavailable
+    b = make_startd(STATIC + "ENABLE_BACKFILL = true\nBACKFILL_SYSTEM = BOINC\nSTART_BACKFILL = true\n")
+    assert pair(b) == ("Backfill", "Idle") and _requirements(b) == normal
+    d = make_startd(STATIC)
+    d.handle(Drain(), 1)
+    assert pair(d) == ("Drained", "Idle") and _requirements(d) == unavailable
+    d = make_startd(STATIC + "NUM_SLOTS = 2\nMaxJobRetirementTime = 100\n", cpus=2)
+    run_job(d, "slot2", job(), 0)  # an original job still retiring keeps the draining START
+    d.handle(Drain(start_expr="TARGET.Interruptible =?= true"), 3)
+    assert pair(d) == ("Drained", "Retiring") and _requirements(d) == normal
+    assert repr(d.slot("slot1").ad.lookup("START")) == "TARGET.Interruptible is true"
+
+
+# ---------------------------------------------------------------------- draining requests
+def test_fast_drain_kills_and_charges_badput() -> None:
+    """Draining, fast: neither retirement nor vacate time is honoured - the job is hard-killed and its run
+    time charged as draining badput."""
+    s = make_startd(STATIC + "NUM_SLOTS = 2\nMaxJobRetirementTime = 1000\n", cpus=2)
+    run_job(s, "slot1", job(), 0)
+    actions = s.handle(Drain(how_fast="fast"), 50)
+    assert pair(s, "slot1") == ("Preempting", "Killing") and any(isinstance(a, HardKill) for a in actions)
+    finish(s, "slot1", 51)
+    tick(s, 52)
+    assert pair(s, "slot1") == ("Drained", "Idle") and s.slot("slot1").ad["TotalMachineDrainingBadput"] == 50
+
+
+def test_drain_requests_checks_and_completion_actions() -> None:
+    """condor_drain: a check expression false on a slot refuses the drain; a second drain is refused
+    (DRAINING_ALREADY_IN_PROGRESS); -cancel with another request id does nothing; on completion the
+    startd exits, restarts or reconfigures; unclaimed time counts cores × seconds Unclaimed or Drained."""
+    s = make_startd(STATIC + "NUM_SLOTS = 2\n", cpus=2)
+    refused = [a for a in s.handle(Drain(check_expr="SlotID == 1"), 1) if isinstance(a, DrainReply)]
+    assert not refused[0].accepted and "DRAINING_CHECK_EXPR_FAILED" in refused[0].reason and s.draining is None
+    assert s.handle(Drain(request_id="7"), 10)[0] == DrainReply(True, "7")
+    again = [a for a in s.handle(Drain(), 11) if isinstance(a, DrainReply)]
+    assert not again[0].accepted and again[0].reason == "DRAINING_ALREADY_IN_PROGRESS"
+    assert not [a for a in s.handle(CancelDrain("8"), 12) if isinstance(a, DrainReply)][0].accepted
+    tick(s, 20)
+    assert s.slot("slot1").ad["TotalMachineDrainingUnclaimedTime"] == 2 * 10
+    for how in ("exit", "restart", "reconfig"):
+        s = make_startd(STATIC)
+        actions = s.handle(Drain(on_completion=how), 1)
+        assert pair(s) == ("Drained", "Idle") and DaemonAction(how) in actions

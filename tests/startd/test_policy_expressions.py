@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 from htcpool.startd import (
+    BackfillClientExited,
     BackfillClientStarted,
     BenchmarksFinished,
     ClaimReply,
@@ -19,9 +20,11 @@ from htcpool.startd import (
     KillBackfillClient,
     KillStarterFamily,
     MatchNotification,
+    ReleaseClaim,
     RequestClaim,
     RunBenchmarks,
     SoftKill,
+    StartBackfillClient,
     StarterExited,
     Vacate,
 )
@@ -286,6 +289,50 @@ def test_evict_backfill() -> None:
     assert pair(s) == ("Backfill", "Busy")
     actions = tick(s, 10, load_avg=2.0)
     assert pair(s) == ("Backfill", "Killing") and any(isinstance(a, KillBackfillClient) for a in actions)
+
+
+def test_one_backfill_client_for_the_whole_machine() -> None:
+    """Backfill State: "the condor_startd will only spawn a single instance of the BOINC client, even if
+    multiple slots are available"; a slot entering Backfill while it runs goes Backfill/Busy at once (26).
+    A slot leaving (claim, vacate) leaves the client to the others (28, 29, then 30/31); only the last one
+    kills it, and waits for it to exit (HTCondor's BOINC_BackfillMgr)."""
+    s = make_startd(BACKFILL + "NUM_SLOTS = 3\nSTART_BACKFILL = time() < 100\n", cpus=3)
+    one, two, three = (s.slot(f"slot{i}") for i in (1, 2, 3))
+    assert [a for a in s.initial_actions if isinstance(a, StartBackfillClient)] == [StartBackfillClient(one.name)]
+    assert [pair(s, f"slot{i}") for i in (1, 2, 3)] == [("Backfill", "Idle")] * 3
+    s.handle(BackfillClientStarted(one.name), 5)
+    assert [pair(s, f"slot{i}") for i in (1, 2, 3)] == [("Backfill", "Busy")] * 3
+    actions = claim(s, "slot2", job(), 10)
+    assert pair(s, "slot2") == ("Claimed", "Idle") and numbers(s, "slot2")[-3:] == [28, 29, 31]
+    assert not any(isinstance(a, KillBackfillClient) for a in actions)
+    s.handle(ReleaseClaim(two.claim.id), 20)  # back to Unclaimed, then Backfill: joins the running client
+    assert pair(s, "slot2") == ("Backfill", "Busy") and numbers(s, "slot2")[-2:] == [7, 26]
+    s.handle(Vacate(one.name), 100)  # leaves; START_BACKFILL is false from now on
+    assert pair(s, "slot1") == ("Unclaimed", "Idle") and 30 in numbers(s, "slot1")
+    assert not any(isinstance(a, KillBackfillClient) for a in s.handle(Vacate(two.name), 101))
+    actions = s.handle(Vacate(three.name), 102)  # the last user kills the client, under its name
+    assert [a for a in actions if isinstance(a, KillBackfillClient)] == [KillBackfillClient(one.name)]
+    assert pair(s, "slot3") == ("Backfill", "Killing")
+    s.handle(BackfillClientExited(one.name), 103)
+    assert numbers(s, "slot3")[-3:] == [29, 30, 1] and pair(s, "slot3") == ("Unclaimed", "Idle")
+
+
+def test_backfill_client_exit_restarts_it_once() -> None:
+    """Backfill State: the client exiting on its own sends every slot to Backfill/Idle (27), which asks for
+    one new client (26 again when it runs); a client that starts when no slot waits is killed."""
+    s = make_startd(BACKFILL + "NUM_SLOTS = 2\nSTART_BACKFILL = true\n", cpus=2)
+    first = s.slot("slot1").name
+    s.handle(BackfillClientStarted(first), 5)
+    actions = s.handle(BackfillClientExited(first), 6)
+    assert [pair(s, f"slot{i}") for i in (1, 2)] == [("Backfill", "Idle")] * 2
+    assert [a for a in actions if isinstance(a, StartBackfillClient)] == [StartBackfillClient(first)]
+    s.handle(BackfillClientStarted(first), 7)
+    assert numbers(s, "slot2")[-2:] == [27, 26] and pair(s, "slot2") == ("Backfill", "Busy")
+    s = make_startd(BACKFILL + "START_BACKFILL = true\nEVICT_BACKFILL = TotalLoadAvg > 1\n"
+                    "IS_OWNER = TotalLoadAvg > 1\n")
+    tick(s, 5, load_avg=2.0)  # left Backfill/Idle before the client came up
+    actions = s.handle(BackfillClientStarted(s.slot("slot1").name), 6)
+    assert pair(s) == ("Owner", "Idle") and KillBackfillClient(s.slot("slot1").name) in actions
 
 
 # ---------------------------------------------------------------------- _VANILLA variants

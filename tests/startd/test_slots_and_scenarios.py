@@ -5,10 +5,12 @@ from __future__ import annotations
 import pytest
 
 from htcpool.classad import ClassAd
+from htcpool.classad.match import requirements_hold
 from htcpool.startd import (
     Inventory,
     LayoutError,
     PolicyProblem,
+    ReleaseClaim,
     RequestClaim,
     SlotTypeSettings,
     SoftKill,
@@ -320,3 +322,192 @@ def test_drain_start_expr_defrag_false() -> None:
     s.handle(Drain(start_expr="FALSE"), 1)
     assert repr(s.slot("slot1").ad.lookup("START")) == "false"
     assert s.slot("slot1").ad.eval("Requirements") is False
+
+
+# ---------------------------------------------------------------------- more of the seed's layouts
+@pytest.mark.parametrize("text", ["c=25%, m=64, v=1/4, d=25%", "25%", "1/4"])
+def test_slot_types_4_to_6_are_equivalent(text: str) -> None:
+    """Dividing System Resources: types 4-6 of the 4-core, 256 MB example are equal."""
+    s = StartdSettings(num_cpus=4, memory=256, swap=4000, slot_types={1: SlotTypeSettings(1, text, 1)})
+    spec = build_layout(s, 4096, Inventory())[0].resources
+    assert (spec.cpus, spec.memory, spec.swap, spec.disk) == (1, 64, 1000, 1024)
+
+
+@pytest.mark.parametrize("text", ["mem=64", "mem=1/2", "mem=50%", "mem=auto"])
+def test_memory_share_forms_on_128_mb(text: str) -> None:
+    """Dividing System Resources: on a machine with 128 MB, mem=64, 1/2, 50% and auto give each of two
+    slots the same memory."""
+    s = StartdSettings(num_cpus=2, memory=128, slot_types={1: SlotTypeSettings(1, text, 2)})
+    assert [x.resources.memory for x in build_layout(s, 4096, Inventory())] == [64, 64]
+
+
+def test_blanket_default_with_explicit_auto_disk_and_units() -> None:
+    """Dividing System Resources: ``cpus=1, ram=1/2, swap=50%`` equals ``cpus=1, disk=auto, 50%``; absolute
+    amounts take units (memory in MiB, disk and swap in KiB: ``4G``, ``2M``)."""
+    def one(text: str, memory: int = 256) -> tuple[float, int, int, int]:
+        s = StartdSettings(num_cpus=4, memory=memory, swap=4000, slot_types={1: SlotTypeSettings(1, text, 1)})
+        r = build_layout(s, 4096, Inventory())[0].resources
+        return (r.cpus, r.memory, r.swap, r.disk)
+    assert one("cpus=1, ram=1/2, swap=50%") == one("cpus=1, disk=auto, 50%") == (1, 128, 2000, 4096)
+    assert one("memory=4G, disk=2M, swap=1K", memory=8192) == (4, 4096, 1, 2048)
+
+
+def test_even_division_by_num_slots() -> None:
+    """Dividing System Resources, evenly: NUM_SLOTS slots share the cores and divide memory, disk and swap
+    evenly; by default there is one slot per core (NUM_CPUS)."""
+    s = StartdSettings(num_cpus=4, memory=1000, swap=4000, num_slots=2, slot_type_0_partitionable=False)
+    assert [(x.resources.cpus, x.resources.memory, x.resources.disk, x.resources.swap)
+            for x in build_layout(s, 4000, Inventory())] == [(2, 500, 2000, 2000)] * 2
+    s = StartdSettings(num_cpus=4, memory=1000, slot_type_0_partitionable=False)
+    assert [x.resources.memory for x in build_layout(s, 4000, Inventory())] == [250] * 4
+    started = make_startd("RunBenchmarks = false\nSLOT_TYPE_0_PARTITIONABLE = false\n", cpus=3, memory=3072)
+    assert [(x.ad["Cpus"], x.ad["Memory"], x.ad["TotalSlots"]) for x in started.slots] == [(1, 1024, 3)] * 3
+
+
+def test_consumption_policy_with_a_custom_resource() -> None:
+    """Consumption Policies: ``SLOT_TYPE_2_CONSUMPTION_gpus = TARGET.RequestGpu`` on an 8-core pslot with
+    4 gpus - a dynamic slot takes the job's RequestGpu; a request for more than is left is refused."""
+    s = make_startd("RunBenchmarks = false\nMACHINE_RESOURCE_NAMES = gpus\nMACHINE_RESOURCE_gpus = 4\n"
+                    "SLOT_TYPE_2 = cpus=8, gpus=4\nSLOT_TYPE_2_PARTITIONABLE = True\nNUM_SLOTS_TYPE_2 = 1\n"
+                    "SLOT_TYPE_2_CONSUMPTION_POLICY = True\nSLOT_TYPE_2_CONSUMPTION_gpus = TARGET.RequestGpu\n"
+                    "SLOT_WEIGHT = Cpus\n", cpus=8)
+    p = s.slot("slot1")
+    assert (p.ad["SlotType"], p.ad["PartitionableSlot"], p.ad["gpus"]) == ("Partitionable", True, 4)
+    s.handle(RequestClaim(p.claim.id, job(RequestCpus=2, RequestGpu=3)), 1)
+    d = s.slot("slot1_1").ad
+    assert (d["gpus"], d["Cpus"], p.ad["gpus"], p.ad["Cpus"], p.ad.eval("SlotWeight")) == (3, 2, 1, 6, 6)
+    assert not s.handle(RequestClaim(p.claim.id, job(RequestGpu=2)), 2)[0].accepted  # type: ignore[union-attr]
+
+
+# ---------------------------------------------------------------------- more of the seed's examples
+@pytest.mark.parametrize("op,state", [("&&", "Owner"), ("||", "Unclaimed")])
+def test_owner_state_start_examples(op: str, state: str) -> None:
+    """Owner State: with POLICY : Desktop (IS_OWNER = START =?= FALSE) and KeyboardIdle 34 s,
+    ``KeyboardIdle > 15 * $(MINUTE) && Owner == "coltrane"`` is FALSE locally - Owner; with ``||`` it is
+    UNDEFINED - Unclaimed, willing to run coltrane's jobs only."""
+    s = make_startd(STATIC + "use POLICY : Desktop\n"
+                    f'START = KeyboardIdle > 15 * $(MINUTE) {op} Owner == "coltrane"\n')
+    tick(s, 100, keyboard_idle=34, load_avg=0.0)
+    assert pair(s) == (state, "Idle")
+    coltrane = s.handle(RequestClaim(s.slot("slot1").claim.id, job(Owner="coltrane")), 101)
+    assert coltrane[0].accepted is (op == "||")  # type: ignore[union-attr]
+
+
+def test_interactive_slot_rank_and_coltranes_machine() -> None:
+    """Configuration for Interactive Jobs: ``RANK = ( (MY.SlotID == 1) && (TARGET.InteractiveJob =?= True) )``
+    - an interactive job outranks (and preempts) a batch job on slot 1 only. The RANK Expression, Coltrane's
+    machine: ``(Owner == "coltrane" * 1000000000000) + Imagesize`` as printed multiplies a string, which is
+    ERROR for every job - reported, and counted as rank 0; the intended ``(Owner == "coltrane") *
+    1000000000000 + ImageSize`` prefers coltrane, then bigger jobs."""
+    s = make_startd(STATIC + "RANK = ( (MY.SlotID == 1) && (TARGET.InteractiveJob =?= True) )\n"
+                    "MaxJobRetirementTime = 0\n", cpus=2)
+    run_job(s, "slot1", job(), 0)
+    interactive = job(ProcId=1, InteractiveJob=True)
+    assert (s.rank_of(s.slot("slot1"), interactive), s.rank_of(s.slot("slot2"), interactive)) == (1, 0)
+    s.handle(RequestClaim(s.slot("slot1").preempting_id, interactive), 5)
+    finish(s, "slot1", 6)
+    assert pair(s, "slot1") == ("Claimed", "Idle") and s.slot("slot1").ad["CurrentRank"] == 1
+    printed = make_startd(STATIC + 'RANK = (Owner == "coltrane" * 1000000000000) + Imagesize\n')
+    assert printed.rank_of(printed.slot("slot1"), job(Owner="coltrane", ImageSize=10)) == 0
+    assert any(isinstance(a, PolicyProblem) and a.knob == "Rank" for a in printed.evaluate(1))
+    meant = make_startd(STATIC + 'RANK = (Owner == "coltrane") * 1000000000000 + Imagesize\n')
+    ranks = [meant.rank_of(meant.slot("slot1"), job(Owner=o, ImageSize=n)) for o, n in
+             (("coltrane", 10), ("bob", 2000), ("bob", 10))]
+    assert ranks == [1000000000010, 2000, 10]
+
+
+def test_scenario_whole_machine_suspends_single_core_jobs_instead() -> None:
+    """whole-machine-slots-howto, alternative: suspend the single-core jobs while the whole-machine job
+    runs (``SUSPEND = ($(SUSPEND)) || (MY.CAN_RUN_WHOLE_MACHINE =!= TRUE && <whole slot> =?= "Claimed")``)."""
+    text = WHOLE.replace("SUSPEND = ($(SUSPEND)) || ( MY.CAN_RUN_WHOLE_MACHINE && $(SINGLE_CORE_SLOTS_CLAIMED) )\n",
+                         'SUSPEND = ($(SUSPEND)) || ( MY.CAN_RUN_WHOLE_MACHINE =!= TRUE && '
+                         '$(WHOLE_MACHINE_SLOT_STATE) =?= "Claimed" )\n')
+    assert text != WHOLE
+    s = make_startd(text, cpus=2, memory=2048)
+    run_job(s, "slot1", job(), 0)
+    run_job(s, "slot3", job(RequiresWholeMachine=True), 5)
+    tick(s, 10)
+    assert pair(s, "slot1") == ("Claimed", "Suspended") and pair(s, "slot3") == ("Claimed", "Busy")
+    finish(s, "slot3", 20)
+    s.handle(ReleaseClaim(s.slot("slot3").claim.id), 21)
+    tick(s, 30)
+    assert pair(s, "slot1") == ("Claimed", "Busy") and pair(s, "slot3") == ("Owner", "Idle")
+
+
+def test_scenario_whole_machine_preempts_slow_single_core_jobs() -> None:
+    """whole-machine-slots-howto, alternative: the whole-machine job is suspended while single-core jobs
+    finish, but they are preempted after a day of retirement (``PREEMPT = ($(PREEMPT)) || ...`` with
+    ``MaxJobRetirementTime = 24*3600``); then the whole-machine job continues."""
+    s = make_startd(WHOLE + 'PREEMPT = ($(PREEMPT)) || ( MY.CAN_RUN_WHOLE_MACHINE =!= TRUE && '
+                    '$(WHOLE_MACHINE_SLOT_STATE) =?= "Claimed" )\nMaxJobRetirementTime = 24*3600\n',
+                    cpus=2, memory=2048)
+    run_job(s, "slot1", job(), 0)
+    run_job(s, "slot3", job(RequiresWholeMachine=True), 5)
+    tick(s, 10)
+    tick(s, 15)
+    assert pair(s, "slot1") == ("Claimed", "Retiring") and pair(s, "slot3") == ("Claimed", "Suspended")
+    tick(s, 24 * 3600 - 601)
+    assert pair(s, "slot1") == ("Claimed", "Retiring")
+    tick(s, 24 * 3600 - 600)  # retirement less the 600 s MachineMaxVacateTime
+    assert pair(s, "slot1") == ("Preempting", "Vacating")
+    finish(s, "slot1", 24 * 3600 - 590)
+    tick(s, 24 * 3600 - 585)
+    assert pair(s, "slot1") == ("Owner", "Idle") and pair(s, "slot3") == ("Claimed", "Busy")
+
+
+def test_scenario_sticky_whole_machine_slot_across_users() -> None:
+    """whole-machine-slots-howto, sticky slots across users: single-core jobs may not start for 10 minutes
+    after the whole-machine slot changes state (``SlotX_EnteredCurrentState`` cross-advertised, compared
+    with the collector's ``LastHeardFrom``; undefined at the startd itself, so it does not block there)."""
+    text = WHOLE.replace("STARTD_SLOT_ATTRS = State\n", "STARTD_SLOT_ATTRS = State, EnteredCurrentState\n") + (
+        'WHOLE_MACHINE_SLOT_ENTERED_CURRENT_STATE = eval(strcat("Slot",$(WHOLE_MACHINE_SLOT),'
+        '"_EnteredCurrentState"))\n'
+        "START = ($(START)) && ( TARGET.RequiresWholeMachine =?= True || isUndefined(MY.LastHeardFrom) || "
+        "MY.LastHeardFrom - $(WHOLE_MACHINE_SLOT_ENTERED_CURRENT_STATE) > 600 )\n")
+    s = make_startd(text, cpus=2, memory=2048)
+    run_job(s, "slot3", job(RequiresWholeMachine=True), 0)
+    finish(s, "slot3", 100)
+    s.handle(ReleaseClaim(s.slot("slot3").claim.id), 100)
+    tick(s, 105)
+    one = s.slot("slot1").ad
+    assert pair(s, "slot1") == ("Unclaimed", "Idle") and one["slot3_EnteredCurrentState"] == 100
+    as_collected = one.copy()
+    as_collected["LastHeardFrom"] = 300
+    assert not requirements_hold(as_collected, job(), s.ctx)
+    whole = s.slot("slot3").ad.copy()
+    whole["LastHeardFrom"] = 300
+    assert requirements_hold(whole, job(RequiresWholeMachine=True), s.ctx)
+    as_collected["LastHeardFrom"] = 800
+    assert requirements_hold(as_collected, job(), s.ctx)
+
+
+@pytest.mark.parametrize("cpus,mem,disk,swap", [
+    ("Cpus", "ram", "disk", "swap"), ("C", "RAM", "Disk", "SWAP"), ("c", "MEMORY", "D", "S"),
+    ("cpu", "memory", "d", "s"), ("cpus", "Mem", "disk", "VirtualMemory"), ("c", "R", "d", "V"),
+    ("c", "r", "d", "v"), ("c", "M", "d", "v"), ("c", "m", "d", "v")])
+def test_every_resource_name_alias(cpus: str, mem: str, disk: str, swap: str) -> None:
+    """Dividing System Resources: the four predefined names are case insensitive and known by their
+    aliases - Cpus, C, c, cpu; ram, RAM, MEMORY, memory, Mem, R, r, M, m; disk, Disk, D, d; swap, SWAP,
+    S, s, VirtualMemory, V, v."""
+    text = f"{cpus}=2, {mem}=100, {disk}=25%, {swap}=1/2"
+    s = StartdSettings(num_cpus=4, memory=256, swap=4000, slot_types={1: SlotTypeSettings(1, text, 1)})
+    r = build_layout(s, 4096, Inventory())[0].resources
+    assert (r.cpus, r.memory, r.disk, r.swap) == (2, 100, 1024, 2000)
+
+
+@pytest.mark.parametrize("knob,safe,pair_after", [
+    ("PREEMPT", "false", ("Claimed", "Busy")), ("SUSPEND", "false", ("Claimed", "Busy")),
+    ("WANT_SUSPEND", "false", ("Claimed", "Busy")), ("KILL", "false", ("Claimed", "Busy")),
+    ("IS_OWNER", "true", ("Owner", "Idle"))])
+def test_malformed_knob_takes_its_safe_value(knob: str, safe: str, pair_after: tuple[str, str]) -> None:
+    """Malformed policies: a knob whose text does not parse is replaced by the startd's fallback (a
+    broken IS_OWNER by true: the slot stays Owner and takes no work) and reported, never crashing."""
+    s = make_startd(STATIC + f"{knob} = (TotalLoadAvg >\n")
+    attr = "IsOwner" if knob == "IS_OWNER" else knob
+    problems = [a for a in s.initial_actions if isinstance(a, PolicyProblem)]
+    assert [p.knob for p in problems] == [attr] and "does not parse" in problems[0].problem
+    assert repr(s.slot("slot1").ad.lookup(attr)) == safe
+    if knob != "IS_OWNER":
+        run_job(s, "slot1", job(), 0)
+    tick(s, 10, load_avg=5.0)
+    assert pair(s) == pair_after

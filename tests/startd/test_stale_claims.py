@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from htcpool.classad import ClassAd, ExprTree
 from htcpool.classad.match import requirements_hold
 from htcpool.startd import (
     ActivateClaim,
@@ -14,9 +15,12 @@ from htcpool.startd import (
     KillStarterFamily,
     ReleaseClaim,
     RequestClaim,
+    SlotTypeSettings,
     Startd,
+    StartdSettings,
     StarterExited,
 )
+from htcpool.startd.settings import POLICY_FALLBACKS
 from htcpool.startd.slot import Slot
 from tests.startd.helpers import job, make_startd, pair
 
@@ -125,3 +129,28 @@ def test_catalog_space_is_subtracted_from_the_disk_request() -> None:
     ad = plain.slot("slot1").ad
     assert requirements_hold(ad, job(RequestDisk=disk), plain.ctx)
     assert not requirements_hold(ad, job(RequestDisk=disk + 1), plain.ctx)
+
+
+def test_fallback_settings_equal_htcondors_defaults() -> None:
+    """Seed 3.2 / param_info.in: a ``StartdSettings`` built without configuration uses HTCondor's
+    defaults - ``MODIFY_REQUEST_EXPR_REQUESTDISK = quantize(RequestDisk - $(CATALOG_SPACE),
+    {Target.DiskQuantum?:1024})`` and the ``CATALOG_SPACE`` default - exactly as the configuration
+    reader expands them, so carving subtracts catalog space from the disk request either way."""
+    configured = make_startd("").settings
+    bare = StartdSettings()
+    assert dict(bare.modify_request_exprs) == dict(configured.modify_request_exprs)
+    assert bare.modify_request_exprs["RequestDisk"].startswith("quantize(RequestDisk - ")
+    assert "$(" not in bare.modify_request_exprs["RequestDisk"]
+    assert bare.catalog_space == configured.catalog_space
+    # a job asking for two catalogs that it maps (not copies) gets a dynamic slot without their size
+    s = Startd(StartdSettings(num_cpus=2, memory=2048, disk=10**6,
+                              slot_types={1: SlotTypeSettings(1, "100%", 1, partitionable=True)},
+                              policy={**POLICY_FALLBACKS, "RunBenchmarks": "false"}), 0.0)
+    p = s.slot("slot1")
+    catalogs = ClassAd({"catalogs": ExprTree('{[CatalogID = "a"; CatalogSize = 3000], '
+                                            '[CatalogID = "b"; CatalogSize = 5000]}'),
+                        "RequestedCatalogs": True, "RequestedCatalogIDs": ExprTree('{"a"}')})
+    request = job(RequestDisk=3000 + 5000)
+    request.update(catalogs)
+    s.handle(RequestClaim(p.claim.id, request), 1)
+    assert s.slot("slot1_1").ad["Disk"] == 5120  # (8000 - 3000) quantized to 1024 KiB

@@ -14,6 +14,7 @@ from htcpool.startd import (
     CancelDrain,
     Drain,
     Event,
+    FinalJobUpdate,
     HardKill,
     IllegalTransition,
     KillStarterFamily,
@@ -202,6 +203,25 @@ def test_transition_21_kill_true_while_vacating() -> None:
     assert any(isinstance(a, HardKill) for a in actions)
 
 
+def test_transition_21_not_taken_when_the_vacate_time_runs_out() -> None:
+    """Preempting State: "If the Vacating activity lasts for as long as the maximum vacating time, then
+    the machine also enters the Killing activity" (transition 21). HTCondor's code does not change the
+    activity there (Starter::softkillTimeout only hard-kills the job and arms KILLING_TIMEOUT), and
+    htcpool follows the code: the slot stays Preempting/Vacating; KILL can still take 21 later, which
+    hard-kills again but keeps the KILLING_TIMEOUT already running."""
+    s = make_startd(NOBENCH + "MachineMaxVacateTime = 40\nKILLING_TIMEOUT = 30\n"
+                    "KILL = (time() - EnteredCurrentActivity) > 60\n")
+    run_job(s, "slot1", job(), 0)
+    assert any(isinstance(a, SoftKill) for a in s.handle(Vacate(), 10))
+    actions = s.handle_timer(50)  # MachineMaxVacateTime is over
+    assert any(isinstance(a, HardKill) for a in actions)
+    assert pair(s) == ("Preempting", "Vacating") and 21 not in numbers(s)
+    actions = tick(s, 71)  # KILL is true now
+    assert numbers(s)[-1] == 21 and pair(s) == ("Preempting", "Killing")
+    assert any(isinstance(a, HardKill) for a in actions) and s.slot("slot1").killing_deadline == 80
+    assert any(isinstance(a, KillStarterFamily) for a in s.handle_timer(80))
+
+
 def test_transition_22_and_25_preempting_to_owner() -> None:
     """Starter gone after vacating (22) or killing (25) -> Owner."""
     s = make_startd(NOBENCH)
@@ -294,6 +314,29 @@ def test_transition_35_cancel_before_completion() -> None:
     s.handle(CancelDrain(), 20)
     assert 35 in numbers(s, "slot1")
     assert pair(s, "slot2") == ("Claimed", "Busy") and 19 in numbers(s, "slot2")
+
+
+def test_unnumbered_cleaning_activity() -> None:
+    """Claimed/Cleaning (not numbered): the starter's final update moves Busy to Cleaning, where no policy is
+    evaluated; its exit gives Claimed/Idle - or, when a vacate (hard kill) or RELEASE_CLAIM (soft kill)
+    came in during Cleaning, Preempting and then Owner."""
+    s = make_startd(NOBENCH + "PREEMPT = TotalLoadAvg > 1\n")
+    run_job(s, "slot1", job(), 0)
+    name = s.slot("slot1").name
+    s.handle(FinalJobUpdate(name), 10)
+    assert pair(s) == ("Claimed", "Cleaning") and s.history[-1][1:] == (0, "Claimed/Busy", "Claimed/Cleaning")
+    tick(s, 15, load_avg=5.0)
+    assert pair(s) == ("Claimed", "Cleaning")  # PREEMPT is not looked at
+    finish(s, "slot1", 20)
+    assert pair(s) == ("Claimed", "Idle")
+    for command, kill in ((Vacate(fast=True), HardKill), (None, SoftKill)):
+        s = make_startd(NOBENCH)
+        cid = run_job(s, "slot1", job(), 0)
+        s.handle(FinalJobUpdate(s.slot("slot1").name, cid), 10)
+        actions = s.handle(command if command is not None else ReleaseClaim(cid), 11)
+        assert pair(s) == ("Claimed", "Cleaning") and any(isinstance(a, kill) for a in actions)
+        finish(s, "slot1", 12)
+        assert numbers(s)[-3:] == [0, 22, 1] and pair(s) == ("Unclaimed", "Idle")
 
 
 def test_timers_soft_then_hard_kill_then_starter_family() -> None:

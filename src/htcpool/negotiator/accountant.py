@@ -4,6 +4,9 @@ Rules of this module (HTCondor 25's ``Accountant.cpp``, seed section 3.6.4):
 
 * One ``CustomerRecord`` per submitter (``user@domain``, or ``group.user@domain``) and per
   accounting group (its full name, ``<none>`` for the root). Names are case-sensitive keys.
+* Times are whole seconds, as HTCondor's clock counts them: ``now`` is rounded down, so updates a
+  fraction of a second apart lose nothing (the next whole second is counted by the next update)
+  and a match is charged from the whole second it was made in.
 * ``update_priorities(now)`` is the half-life step: with Δ = now − last update and
   β = 0.5^(Δ/PRIORITY_HALFLIFE), RUP' = max(0.5, β·RUP + (1−β)·ρ), where ρ is the weighted usage
   charged for the interval (a group uses its hierarchical usage). Accumulated usage grows by
@@ -323,6 +326,7 @@ class Accountant:
     # ----------------------------------------------------------- the periodic update
     def update_priorities(self, now: float) -> None:
         """The half-life step over every record (``UpdatePriorities``)."""
+        now = float(math.floor(now))  # HTCondor's clock: whole seconds
         delta = int(now - self.last_update_time) if self.last_update_time else 0
         if not self.last_update_time:
             self.last_update_time = now
@@ -380,7 +384,7 @@ class Accountant:
         self._charge(customer, weight, now)
 
     def _charge(self, customer: str, weight: float, now: float) -> None:
-        elapsed = max(0.0, now - self.last_update_time) if self.last_update_time else 0.0
+        elapsed = max(0.0, math.floor(now) - self.last_update_time) if self.last_update_time else 0.0
         group = customer if "@" not in customer else self.assigned_group(customer)
         targets = [self.record(customer)]
         if group != customer:

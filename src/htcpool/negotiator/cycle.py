@@ -34,10 +34,8 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field, replace
 
 from htcpool.classad import ClassAd, EvalContext, ExprTree, fixed_clock
-from htcpool.classad.classad import to_node
-from htcpool.classad.nodes import Literal
 from htcpool.negotiator.accountant import Accountant, SlotWeigher
-from htcpool.negotiator.exprinfo import closure, expression_shape, literal, number
+from htcpool.negotiator.exprinfo import closure, expression_shape, literal, number, with_values
 from htcpool.negotiator.globalprios import fan_out
 from htcpool.negotiator.groups import GroupTree
 from htcpool.negotiator.limits import ConcurrencyLimits
@@ -92,21 +90,6 @@ class CycleOutcome:
 
 def _zero() -> float:
     return 0.0
-
-
-def with_values(ad: ClassAd, values: Sequence[tuple[str, object]]) -> ClassAd:
-    """A copy of ``ad`` with the attributes ``values`` set (as ``ad[name] = value`` would)."""
-    exprs = dict(ad._exprs)
-    names = dict(ad._names)
-    for name, value in values:
-        low = name.lower()
-        if low not in names:
-            names[low] = name
-        exprs[low] = Literal(value) if type(value) in _PLAIN else to_node(value)
-    return ClassAd._from_tables(exprs, names)
-
-
-_PLAIN = (float, str, bool)
 
 
 class NegotiationCycle:

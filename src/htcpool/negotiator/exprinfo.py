@@ -7,6 +7,8 @@
   ``Requirements = START``), giving every name of the ad and of the other ad that can matter.
 * ``expression_shape(ad)``: a key equal for ads that differ only in literal values, whose closures
   are therefore equal (a pool's slot ads mostly share a few shapes).
+* ``with_values(ad, values)``: a copy of an ad with attributes set to plain values, as
+  ``ad[name] = value`` would set them (the ephemeral attributes of request and slot ads).
 * ``value_key(node)``: a hashable stand-in for an attribute's expression, equal for equal
   expressions: the literal's type and value, or the canonical text. Slot and job *classes* are
   built from these keys: two ads with the same keys for every referenced name evaluate alike.
@@ -14,10 +16,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from htcpool.classad import ClassAd, ExprTree
+from htcpool.classad.classad import to_node
 from htcpool.classad.nodes import AttrRef, Literal, Node
 
 Ref = tuple[str | None, str]  # (scope, lower-cased name)
@@ -121,3 +124,18 @@ def number(v: Any) -> float | None:
     if t is int or t is float or t is bool:
         return float(v)
     return None
+
+
+def with_values(ad: ClassAd, values: Sequence[tuple[str, object]]) -> ClassAd:
+    """A copy of ``ad`` with the attributes ``values`` set (as ``ad[name] = value`` would)."""
+    exprs = dict(ad._exprs)
+    names = dict(ad._names)
+    for name, value in values:
+        low = name.lower()
+        if low not in names:
+            names[low] = name
+        exprs[low] = Literal(value) if type(value) in _PLAIN else to_node(value)
+    return ClassAd._from_tables(exprs, names)
+
+
+_PLAIN = (float, str, bool)

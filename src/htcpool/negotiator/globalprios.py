@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from htcpool.negotiator.exprinfo import literal, number
+from htcpool.negotiator.exprinfo import literal, number, with_values
 from htcpool.negotiator.requests import ResourceRequest
 
 if TYPE_CHECKING:
@@ -68,8 +68,6 @@ class JobPriosSource:
     def requests_for(self, band: tuple[int, int]) -> list[ResourceRequest]:
         """The request list the schedd sends for ``band``: idle jobs in the band, in the schedd's
         order, consecutive jobs of one autocluster in one request."""
-        from htcpool.negotiator.cycle import with_values
-
         lo, hi = band
         out: list[ResourceRequest] = []
         run: list[tuple[int, int]] = []

@@ -38,13 +38,16 @@ from collections.abc import Callable, Hashable
 from htcpool.classad import ClassAd, EvalContext, ExprTree
 from htcpool.classad.match import requirements_hold
 from htcpool.classad.nodes import Literal
-from htcpool.negotiator.exprinfo import closure, literal, number
+from htcpool.negotiator.exprinfo import closure, literal, number, value_key
 from htcpool.negotiator.outcomes import PreemptState
 from htcpool.negotiator.pslots import Candidate, MatchEval, NegKey, Permit, pslot_preemption
+from htcpool.negotiator.slotattrs import LIVE_REQUEST_ATTRS
 from htcpool.negotiator.slotclasses import FullClass, SlotTable, truth
 from htcpool.negotiator.walks import Cursor, Walk
 
 __all__ = ["Candidate", "MatchEval", "Matchmaker", "Permit"]
+
+_NOTHING_CONSUMED = MatchEval()
 
 
 class Matchmaker:
@@ -63,6 +66,7 @@ class Matchmaker:
     ) -> None:
         self.table = table
         self.context = context
+        self.request: ClassAd | None = None  # the job ``best`` was last asked about (p-slot costs)
         self.preq_stable = preemption_requirements_stable
         self.prank_stable = preemption_rank_stable
         self.allow_pslot_preemption = allow_pslot_preemption
@@ -73,7 +77,11 @@ class Matchmaker:
         self._policy_rejected: dict[tuple[Hashable, Hashable], list[FullClass]] = {}
         #: sets a claimed class's live attributes before its expressions are evaluated (or None)
         self.refresh_class = refresh_class
-        self._req: dict[tuple[Hashable, Hashable], dict[Hashable, MatchEval | None]] = {}
+        #: requirements results: token → (job projection, match key) → result
+        self._req: dict[Hashable, dict[Hashable, MatchEval | None]] = {}
+        #: per autocluster, the job attributes the two Requirements can read, and whether one is live
+        self._job_names: dict[Hashable, tuple[tuple[str, ...], bool]] = {}
+        self._last_projection: tuple[ClassAd | None, Hashable] = (None, None)
         self._fresh: dict[tuple[str, Hashable, bool], Hashable] = {}  # last fresh-scan token
         self.fresh_scans = 0
         self._lists: dict[tuple[Hashable, Hashable, bool], list[list[tuple[NegKey, FullClass]]]] = {}
@@ -91,15 +99,39 @@ class Matchmaker:
         self.rank_possible = allow_pslot_preemption or any(f.claimed for f in table.full_classes.values())
 
     # ------------------------------------------------------------------ requirements
+    def projection(self, sig: Hashable, job: ClassAd) -> Hashable:
+        """What of ``job`` its and the slots' Requirements can read: the names (its Requirements,
+        what that reads of the job, followed through the job's own attributes, and what the
+        slots read of a job) and their values. Requests of different autoclusters with equal
+        projections get equal results against a slot class, so they share them."""
+        entry = self._job_names.get(sig)
+        if entry is None:
+            exprs = job._exprs
+            refs = self.table.job_refs
+            nodes = [exprs[n] for n in ("requirements", *sorted(refs)) if n in exprs]
+            own, _ = closure(job, nodes)
+            names = tuple(sorted(own | refs | {"requirements"}))
+            entry = self._job_names[sig] = (names, bool(LIVE_REQUEST_ATTRS.intersection(names)))
+        names, live = entry
+        last_job, last = self._last_projection
+        if last_job is job and not live and isinstance(last, tuple) and last[0] is names:
+            return last
+        exprs = job._exprs
+        proj = (names, tuple(value_key(exprs.get(n)) for n in names))
+        if not live:
+            self._last_projection = (job, proj)
+        return proj
+
     def requirements(self, sig: Hashable, token: Hashable, job: ClassAd, slot: ClassAd,
                      mkey: Hashable, cp: tuple[str, ...] | None) -> MatchEval | None:
-        cache = self._req.get((sig, token))
+        cache = self._req.get(token)
         if cache is None:
-            cache = self._req[(sig, token)] = {}
-        if mkey in cache:
-            return cache[mkey]
+            cache = self._req[token] = {}
+        key = (self.projection(sig, job), mkey)
+        if key in cache:
+            return cache[key]
         result = self._evaluate(job, slot, cp)
-        cache[mkey] = result
+        cache[key] = result
         return result
 
     def _evaluate(self, job: ClassAd, slot: ClassAd, cp: tuple[str, ...] | None) -> MatchEval | None:
@@ -225,6 +257,7 @@ class Matchmaker:
         ``PREEMPTION_REQUIREMENTS == False`` (an available claimed slot of another user matched
         but the policy refused its preemption), ``submitter limit exceeded``, ``no match found``."""
         t = self.table
+        self.request = job
         if not self.preq_stable and not self.prank_stable:
             token = self._fresh_token(submitter, sig, token, rank_only)
         walk = self._walk(submitter, sig, token, job, rank_only)
@@ -311,7 +344,7 @@ class Matchmaker:
         slot = (submitter, sig, rank_only)
         old = self._fresh.get(slot)
         if old is not None:
-            self._req.pop((sig, old), None)
+            self._req.pop(old, None)
             self._lists.pop((sig, old, False), None)
             self._policy_rejected.pop((sig, old), None)
             self._walks.pop((submitter, sig, old, rank_only), None)
@@ -322,6 +355,8 @@ class Matchmaker:
 
     def _class_eval(self, idx: int, sig: Hashable, token: Hashable, job: ClassAd) -> MatchEval:
         t = self.table
+        if t.cp_resources[idx] is None:
+            return _NOTHING_CONSUMED  # no consumption policy: the evaluation carries nothing
         f = t.full_of[idx]
         assert f is not None
         m = f.match_class
@@ -334,13 +369,36 @@ class Matchmaker:
         if cand.charge is not None:
             return cand.charge
         t = self.table
-        if not cand.evaluation.consumed or cand.dslots:
+        if not cand.evaluation.consumed and not cand.dslots and self.request is not None \
+                and literal(t.ads[cand.index], "PartitionableSlot") is True:
+            cand.charge = self._dslot_weight(cand.index, self.request)
+        elif not cand.evaluation.consumed or cand.dslots:
             cand.charge = t.weights[cand.index]
         else:
             cand.after = self._deducted(cand.index, cand.evaluation)
             cand.after_weight = t.weigh(cand.after)
             cand.charge = t.weights[cand.index] - cand.after_weight
         return cand.charge
+
+    def _dslot_weight(self, i: int, job: ClassAd) -> float:
+        """The weight of the dynamic slot a partitionable slot (without a consumption policy) would
+        carve for ``job``: the slot ad with each requested resource in place of what it has. HTCondor
+        charges a p-slot match this way (a personal pool's 4-core p-slot serves a group whose quota is
+        2, one core per match)."""
+        old = self.table.ads[i]
+        exprs = dict(old._exprs)
+        names = dict(old._names)
+        for resource in ("Cpus", "Memory", "Disk", "GPUs"):
+            low = resource.lower()
+            if low not in names:
+                continue
+            wanted = number(job.evaluate(f"Request{resource}")) if f"Request{resource}" in job else None
+            have = number(literal(old, resource, 0)) or 0.0
+            if wanted is None or wanted < 0:
+                wanted = 1.0 if resource == "Cpus" else 0.0
+            value = min(have, wanted)
+            exprs[low] = Literal(int(value) if float(value).is_integer() else value)
+        return min(self.table.weights[i], self.table.weigh(ClassAd._from_tables(exprs, names)))
 
     def _deducted(self, i: int, ev: MatchEval) -> ClassAd:
         old = self.table.ads[i]

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 from htcpool.classad import ClassAd
 from htcpool.classad.nodes import Literal
-from htcpool.negotiator.exprinfo import literal, number
+from htcpool.negotiator.exprinfo import literal, number, with_values
 from htcpool.negotiator.slotclasses import remote_user_for_preemption
 
 if TYPE_CHECKING:
@@ -76,8 +76,6 @@ class SlotDecorator:
 
     def decorate(self, slot: ClassAd, claimed: bool) -> ClassAd:
         """The slot, or a copy of it with the ephemeral attributes that apply."""
-        from htcpool.negotiator.cycle import with_values
-
         values: list[tuple[str, object]] = []
         live: list[tuple[str, str]] = []
         user = remote_user_for_preemption(slot) if claimed else None

@@ -139,6 +139,7 @@ class SlotTable:
         #: cross-slot attributes follow), or None
         self.identity = identity
         match_names: set[str] = set(job_refs_req) | {"requirements"}
+        job_refs: set[str] = set()
         rank_names: set[str] = set(job_refs_rank) | {"rank"}
         seen: set[Hashable] = set()
         for i, ad in enumerate(self.ads):
@@ -151,12 +152,15 @@ class SlotTable:
             if cp:
                 req += [ad._exprs[f"consumption{r.lower()}"] for r in cp]
                 match_names |= {r.lower() for r in cp} | {"machineresources"}
-            own, _ = closure(ad, req)
+            own, other = closure(ad, req)
             match_names |= own
+            job_refs |= other
             rank_nodes = [n for n in (ad._exprs.get("rank"),) if n is not None]
             own, _ = closure(ad, rank_nodes + list(policy_nodes.values()))
             rank_names |= own
         self.match_names = tuple(sorted(match_names))
+        #: the job attributes the slots' Requirements (and consumption policies) can read
+        self.job_refs = frozenset(job_refs)
         self._match_pos = {n: k for k, n in enumerate(self.match_names)}
         #: each slot's match key (``match_key`` of its current ad), or None until asked for
         self.mkeys: list[Hashable | None] = [None] * len(self.ads)

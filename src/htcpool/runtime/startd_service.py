@@ -47,6 +47,7 @@ from htcpool.protocol import (
     QueryAds,
     Reconnect,
     ReconnectReply,
+    Reschedule,
     UpdateAd,
 )
 from htcpool.runtime.daemon import Daemon
@@ -94,6 +95,7 @@ class StartdService:
         self.next_sensing = now
         self.starters: dict[str, RunningStarter] = {}
         self.claim_schedd: dict[str, str] = {}
+        self.last_state: dict[str, str] = {}
         self.backfill: dict[str, asyncio.subprocess.Process] = {}
         self.drain_replies: list[m.DrainReply] = []
         self._dirs = itertools.count(1)
@@ -233,7 +235,18 @@ class StartdService:
         """The address in HTCondor's ``<host:port>`` form."""
         return self.daemon.sinful
 
+    def _freed(self, name: str, ad: ClassAd) -> None:
+        """A slot that becomes Unclaimed asks the negotiator for a cycle soon (freed resources)."""
+        state = ad.get("State")
+        before = self.last_state.get(name)
+        self.last_state[name] = state if isinstance(state, str) else ""
+        if state == "Unclaimed" and before not in (None, "Unclaimed"):
+            url = self.daemon.address_of("negotiator")
+            if url is not None:
+                self.daemon.outbox.post(url, Reschedule(f"{name} is free"))
+
     def _advertise(self, name: str, ad: ClassAd) -> None:
+        self._freed(name, ad)
         ad = ad.copy()
         ad["MyAddress"] = self.daemon.url
         ad["StartdIpAddr"] = self._sinful()

@@ -13,7 +13,8 @@ Modules: ``states`` (the transition table), ``layout`` (slot types and resources
 (the policy order), ``transitions`` (applying a transition), ``claim`` and
 ``retirement`` (claims, how they end, retirement and vacate time), ``carving``
 (partitionable slots), ``dynamic`` and ``ads`` (slot ads), ``drain`` (draining),
-``handlers`` (messages) and ``machine`` (the ``Startd`` core).
+``backfill`` (the machine's one backfill client), ``handlers`` (messages) and
+``machine`` (the ``Startd`` core).
 """
 
 from htcpool.startd.errors import IllegalTransition, LayoutError, StartdError, StartdUsageError

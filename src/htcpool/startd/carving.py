@@ -1,6 +1,8 @@
 """Partitionable slots: carving dynamic slots for claims and giving resources back.
 
-A claim request on a partitionable slot (``claim_partitionable``):
+A claim request on a partitionable slot (``claim_partitionable``) - Unclaimed, Owner,
+or Drained (then the slot's Requirements are the draining START ``&&
+WithinResourceLimits``, so only jobs the drain accepts fit):
 
 1. copies the request and applies ``MODIFY_REQUEST_EXPR_Request<X>`` (request as MY,
    slot as TARGET; the defaults quantize cpus to 1, memory to 128 MiB, disk to
@@ -88,7 +90,7 @@ def claim_partitionable(startd: Startd, pslot: Slot, msg: RequestClaim, now: flo
 
     ctx = startd.ctx
     refuse = lambda reason: startd.emit(ClaimReply(msg.claim_id, False, reason, slot=pslot.name))  # noqa: E731
-    if pslot.state not in (State.UNCLAIMED, State.OWNER):
+    if pslot.state not in (State.UNCLAIMED, State.OWNER, State.DRAINED):
         refuse(f"partitionable slot is {pslot.state.value}")
         return
     for cid in msg.preempt_claim_ids:

@@ -3,13 +3,16 @@
 A drain request (``messages.Drain``) is graceful, quick or fast. While it lasts every
 slot advertises unavailable Requirements (``False``, or the drain's start expression
 ``&& WithinResourceLimits``), Owner and Unclaimed slots move to Drained/Retiring
-(36/37), and claims are retired (graceful: reversibly, with full retirement; quick:
-irreversibly with retirement forced to 0, so jobs are vacated; fast: killed).
-Jobs accepted while draining (they satisfy the drain's start expression) may run as
-long as the longest remaining retirement of the original jobs. When every original job
-is gone the start expression is cleared and leftover claims are released; when every
-slot is Drained the slots go Drained/Idle (33) and the completion action runs
-(``resume`` cancels the drain: slots go to Owner, 34).
+(36/37), and every slot's claim ends (graceful: retired reversibly, so running jobs
+keep their retirement; quick: retired irreversibly with retirement forced to 0, so jobs
+are vacated; fast: killed) - an idle claim is preempted at once, Matched and Backfill
+slots go to Owner. A Drained slot may then be claimed by a job the drain's start
+expression accepts (``handlers``, ``carving``); such a claim must be activated within
+``MAX_DRAINING_ACTIVATION_DELAY``, and its job (accepted while draining) may run as long
+as the longest remaining retirement of the original jobs. When every original job is
+gone the start expression is cleared and leftover claims are released; when every slot
+(dynamic slots included) is Drained the slots go Drained/Idle (33) and the completion
+action runs (``resume`` cancels the drain: slots go to Owner, 34).
 
 ``start_drain`` checks and starts a request, ``check_drain`` (every poll) notices
 when the original jobs are gone, ``drain_completion`` runs the completion action once
@@ -17,7 +20,9 @@ every slot is Drained/Idle and ``cancel_drain`` ends the drain (condor_drain -ca
 
 Accounting, cumulative over drains: ``TotalMachineDrainingBadput`` (cpu-seconds of
 job run time lost to draining preemptions) and ``TotalMachineDrainingUnclaimedTime``
-(cpu-seconds slots spent without a job while the drain was in progress).
+(cpu-seconds slots spent Unclaimed or Drained while a drain was in progress,
+``ResState::updateHistoryTotals``; counted at every state change and poll by
+``dynamic.account_unclaimed``).
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from htcpool.classad.nodes import Node
-from htcpool.startd import retirement
+from htcpool.startd import dynamic, retirement
 from htcpool.startd.claim import Claim
 from htcpool.startd.messages import DaemonAction, Drain, DrainReply
 from htcpool.startd.policy import parse
@@ -92,21 +97,25 @@ def start_drain(startd: Startd, msg: Drain, now: float) -> DrainReply:
     d = DrainState(rid, msg.how_fast, msg.on_completion, msg.reason, now,
                    parse(start_text) if start_text else None, start_text)
     d.original_claims = {s.claim.id for s in startd.slots if s.state in CLAIMED_LIKE}
+    for slot in startd.slots:
+        dynamic.account_unclaimed(startd, slot, now)  # unclaimed time counts from now on
     startd.draining = d
     totals.last_start = now
+    if msg.how_fast == "quick":
+        d.mjrt_override = 0.0
+    # every slot's claims end (ResMgr::releaseAllClaimsReversibly, releaseAllClaims,
+    # killAllClaims): Busy retires, an idle claim is preempted at once, Matched and
+    # Backfill go to Owner; the slots then go Drained (36/37)
     for slot in list(startd.slots):
         if not startd.is_live(slot):
             continue
         startd.mark_changed(slot)
-        if slot.state is S.CLAIMED:
-            if msg.how_fast == "fast":
-                retirement.charge_badput(startd, slot, now)
-                retirement.kill_claim(startd, slot, now, "draining (fast)")
-            elif msg.how_fast == "quick":
-                d.mjrt_override = 0.0
-                retirement.retire_claim(startd, slot, now, reversible=False, reason="draining (quick)")
-            elif slot.activity is A.BUSY:
-                retirement.retire_claim(startd, slot, now, reversible=True, reason="draining")
+        if msg.how_fast == "fast":
+            retirement.charge_badput(startd, slot, now)
+            retirement.kill_claim(startd, slot, now, "draining (fast)")
+        else:
+            retirement.retire_claim(startd, slot, now, reversible=msg.how_fast == "graceful",
+                                    reason=f"draining ({msg.how_fast})")
     startd.poll(now)
     return DrainReply(True, rid)
 
@@ -122,7 +131,7 @@ def check_drain(startd: Startd, now: float) -> None:
     d.start_expr = None
     d.mjrt_override = 0.0
     for slot in list(startd.slots):
-        if slot.state is S.CLAIMED:
+        if startd.is_live(slot):
             retirement.retire_claim(startd, slot, now, reversible=True, reason="draining completed")
 
 
@@ -131,7 +140,7 @@ def drain_completion(startd: Startd, now: float) -> None:
     d = startd.draining
     if d is None or d.completed_action_done:
         return
-    if not all(s.pair == (S.DRAINED, A.IDLE) for s in startd.slots if not s.is_dynamic):
+    if not all(s.pair == (S.DRAINED, A.IDLE) for s in startd.slots):
         return
     d.completed_action_done = True
     if d.on_completion == "resume":
@@ -145,6 +154,8 @@ def cancel_drain(startd: Startd, now: float, request_id: str | None) -> bool:
     d = startd.draining
     if d is None or (request_id is not None and request_id != d.request_id):
         return False
+    for slot in startd.slots:
+        dynamic.account_unclaimed(startd, slot, now)
     startd.draining = None
     startd.drain_totals.last_stop = now
     for slot in list(startd.slots):

@@ -33,7 +33,7 @@ from htcpool.startd import retirement
 from htcpool.startd.ads import requirements_node
 from htcpool.startd.policy import number, truth
 from htcpool.startd.slot import CLAIM_ATTRS, LOAD_QUEUE_SIZE, Slot
-from htcpool.startd.states import Activity, State
+from htcpool.startd.states import State
 
 if TYPE_CHECKING:
     from htcpool.startd.machine import Startd
@@ -245,14 +245,18 @@ def clear_job_attrs(slot: Slot) -> None:
         slot.ad.pop(attr, None)
 
 
+def account_unclaimed(startd: Startd, slot: Slot, now: float) -> None:
+    """Charge the time since the slot was last accounted to the drain's unclaimed time
+    when it was Unclaimed or Drained during a drain (its free cores × seconds)."""
+    if startd.draining is not None and slot.state in (State.UNCLAIMED, State.DRAINED):
+        startd.drain_totals.unclaimed_time += slot.resources.cpus * max(0.0, now - slot.accounted_at)
+    slot.accounted_at = now
+
+
 def publish_all(startd: Startd, now: float) -> None:
-    d = startd.draining
-    fully_drained = d is not None and all(s.pair == (State.DRAINED, Activity.IDLE)
-                                          for s in startd.slots if not s.is_dynamic)
     for slot in startd.slots:
-        if d is not None and not fully_drained and not slot.has_job() and not slot.is_partitionable:
-            startd.drain_totals.unclaimed_time += slot.resources.cpus * max(0.0, now - slot.accounted_at)
-        slot.accounted_at = now
+        account_unclaimed(startd, slot, now)
+    for slot in startd.slots:
         publish_dynamic(startd, slot, now)
     _cross_advertise(startd)
 

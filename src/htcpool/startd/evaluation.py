@@ -18,7 +18,8 @@ Drained (37); IS_OWNER - Owner (2); START_BACKFILL - Backfill (7). Owner: dynami
 delete; draining - Drained (36); not IS_OWNER - Unclaimed (1). Matched: nothing
 (HTCondor's code ignores START here, although the manual says otherwise).
 Backfill: EVICT_BACKFILL - Owner (30) or Killing (28). Drained: not draining - Owner
-(34/35); Retiring with every slot drained - Idle (33).
+(34/35); Retiring with every slot drained (a dynamic slot never is: it is deleted
+instead, so one still running keeps the drain going) - Idle (33).
 """
 
 from __future__ import annotations
@@ -79,7 +80,7 @@ def suggest(startd: Startd, slot: Slot, ev: Evaluator, now: float) -> Event | No
     if state is S.DRAINED:
         if startd.draining is None:
             return E.DRAIN_END
-        if act is A.RETIRING and all(s.state is S.DRAINED for s in startd.slots if not s.is_dynamic):
+        if act is A.RETIRING and all(s.state is S.DRAINED for s in startd.slots):
             return E.ALL_DRAINED
         return None
     return None

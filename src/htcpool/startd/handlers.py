@@ -8,7 +8,11 @@ the ads of the slots that changed afterwards (``command.cpp`` in HTCondor).
 Claims: ``MatchNotification`` moves an idle slot to Matched (6) - not a
 partitionable slot, not a Drained one, nor one already heading elsewhere.
 ``RequestClaim`` is refused while shutting down, for unknown ids, when draining with
-less than 20 s of graceful time left, and when START is not true for the request;
+less than 20 s of graceful time left, and when START is not true for the request -
+while draining, when the advertised Requirements (``<draining START> &&
+WithinResourceLimits``, or False) do not hold, as ``willingToRun`` does; a Drained
+slot (static, or a partitionable one carving) takes such a claim (HTCondor's
+``command.cpp::request_claim`` leaves Drained to ``accept_request_claim``);
 on a partitionable slot it carves a dynamic slot (``carving``); with the pre-made
 preempting id of a Claimed slot it becomes the pending preempting claim if its Rank
 is not lower than the current (and pending) claim's. ``ActivateClaim`` needs
@@ -34,7 +38,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from htcpool.classad.match import requirements_hold
-from htcpool.startd import carving, drain, dynamic, retirement, transitions
+from htcpool.startd import backfill, carving, drain, dynamic, retirement, transitions
 from htcpool.startd.claim import Claim
 from htcpool.startd.messages import (
     ActivateClaim,
@@ -64,7 +68,7 @@ from htcpool.startd.messages import (
     Vacate,
 )
 from htcpool.startd.slot import Slot
-from htcpool.startd.states import Activity, Event, State
+from htcpool.startd.states import Activity, Event, State, allowed
 
 if TYPE_CHECKING:
     from htcpool.startd.machine import Startd
@@ -92,7 +96,7 @@ def on_match(startd: Startd, msg: MatchNotification, now: float) -> None:
         if slot.activity is A.IDLE or slot.activity is A.BENCHMARKING:
             transitions.change(startd, slot, E.MATCH, now)
     elif slot.state is S.BACKFILL:
-        transitions.backfill_toward(startd, slot, S.MATCHED, now)
+        backfill.toward(startd, slot, S.MATCHED, now)
 
 
 def on_request_claim(startd: Startd, msg: RequestClaim, now: float) -> None:
@@ -118,17 +122,25 @@ def on_request_claim(startd: Startd, msg: RequestClaim, now: float) -> None:
     rank = startd.rank_of(slot, msg.request)
     if slot.state is S.BACKFILL:
         _take_claim(startd, slot, msg, rank, now)
-        transitions.backfill_toward(startd, slot, S.CLAIMED, now)
+        backfill.toward(startd, slot, S.CLAIMED, now)
         startd.emit(ClaimReply(msg.claim_id, True, slot=slot.name))
         return
-    if slot.state not in (S.UNCLAIMED, S.OWNER, S.MATCHED):
-        startd.emit(ClaimReply(msg.claim_id, False, f"slot is {slot.state.value}"))
+    if not allowed(slot.state, slot.activity, E.CLAIM):
+        startd.emit(ClaimReply(msg.claim_id, False, f"slot is {slot.state.value}/{slot.activity.value}"))
         return
-    ev = startd.evaluator(slot, msg.request)
-    if not ev.true("START"):
-        startd.check(slot, ev)
-        startd.emit(ClaimReply(msg.claim_id, False, "START is not true for this request"))
-        return
+    if startd.draining is not None:
+        # willingToRun: while draining the advertised Requirements are the unavailable
+        # form, `<draining START> && WithinResourceLimits` or False (Reqexp.cpp)
+        dynamic.publish_dynamic(startd, slot, now)
+        if not requirements_hold(slot.ad, msg.request, startd.ctx):
+            startd.emit(ClaimReply(msg.claim_id, False, "draining: the draining START does not accept this request"))
+            return
+    else:
+        ev = startd.evaluator(slot, msg.request)
+        if not ev.true("START"):
+            startd.check(slot, ev)
+            startd.emit(ClaimReply(msg.claim_id, False, "START is not true for this request"))
+            return
     _take_claim(startd, slot, msg, rank, now)
     startd.emit(ClaimReply(msg.claim_id, True, slot=slot.name))
     transitions.change(startd, slot, E.CLAIM, now)
@@ -281,17 +293,11 @@ def on_benchmarks(startd: Startd, msg: BenchmarksFinished, now: float) -> None:
 
 
 def on_backfill_started(startd: Startd, msg: BackfillClientStarted, now: float) -> None:
-    slot = startd.slot(msg.slot)
-    slot.backfill_client = True
-    if slot.pair == (S.BACKFILL, A.IDLE):
-        transitions.change(startd, slot, E.BACKFILL_STARTED, now)
+    backfill.client_started(startd, msg.slot, now)
 
 
 def on_backfill_exited(startd: Startd, msg: BackfillClientExited, now: float) -> None:
-    slot = startd.slot(msg.slot)
-    slot.backfill_client = False
-    if slot.state is S.BACKFILL and slot.activity in (A.BUSY, A.KILLING):
-        transitions.change(startd, slot, E.BACKFILL_EXITED, now)
+    backfill.client_exited(startd, msg.slot, now)
 
 
 def on_vacate(startd: Startd, msg: Vacate, now: float) -> None:

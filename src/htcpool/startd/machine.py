@@ -96,6 +96,9 @@ class Startd:
         self._next_update = now
         self._ctx = EvalContext(clock=fixed_clock(now), local_zone=local_zone)
         self.backfill_enabled = settings.enable_backfill and bool(settings.backfill_system)
+        #: the machine's one backfill client: the slot name it runs under, and whether it runs
+        self.backfill_client: str | None = None
+        self.backfill_running = False
         custom = self.inventory.names()
         self._wrl = parse(settings.within_resource_limits
                           or within_resource_limits(custom, False, settings.catalog_space))
@@ -164,6 +167,8 @@ class Startd:
                 claim.schedd_closed = True
                 kill_claim(self, slot, now)
             if slot.vacate_deadline is not None and now >= slot.vacate_deadline:
+                # the vacate time ran out: escalate to a hard kill, without changing the
+                # activity (Starter::softkillTimeout); KILL may still move it to Killing (21)
                 slot.vacate_deadline = None
                 if slot.starter_active:
                     self.emit(HardKill(slot.name, slot.claim.id))

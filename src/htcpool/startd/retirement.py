@@ -9,7 +9,9 @@ The three primitive claim endings (``Resource::retire_claim``, ``release_claim``
   (8), Backfill toward Owner.
 * ``kill_claim`` - Claimed or Preempting/Vacating go Preempting/Killing (hard kill);
   Cleaning only records the request and hard-kills the starter.
-* ``release_claim`` - Claimed goes Preempting/Vacating (soft kill).
+* ``release_claim`` - Claimed goes Preempting/Vacating (soft kill); Cleaning records
+  the request and soft-kills the starter. After a request recorded in Cleaning, the
+  starter's exit leads to Preempting instead of Claimed/Idle.
 
 Retirement (``mjrt``): the slot's ``MaxJobRetirementTime`` against the job (the job's
 own value may only lower it), infinite during a peaceful shutdown unless it is -1,
@@ -22,7 +24,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from htcpool.startd import transitions
+from htcpool.startd import backfill, transitions
 from htcpool.startd.claim import (
     INFINITE,
     max_job_retirement_time,
@@ -32,7 +34,7 @@ from htcpool.startd.claim import (
 from htcpool.startd.claim import (
     retirement_expired as _expired,
 )
-from htcpool.startd.messages import HardKill
+from htcpool.startd.messages import HardKill, SoftKill
 from htcpool.startd.policy import Evaluator
 from htcpool.startd.slot import Slot
 from htcpool.startd.states import Activity, Event, State
@@ -64,7 +66,7 @@ def retire_claim(startd: Startd, slot: Slot, now: float, *, reversible: bool, pe
     elif slot.state is S.MATCHED:
         transitions.change(startd, slot, E.MATCH_GONE, now)
     elif slot.state is S.BACKFILL:
-        transitions.backfill_toward(startd, slot, S.OWNER, now)
+        backfill.toward(startd, slot, S.OWNER, now)
 
 
 def kill_claim(startd: Startd, slot: Slot, now: float, reason: str = "") -> None:
@@ -82,12 +84,20 @@ def kill_claim(startd: Startd, slot: Slot, now: float, reason: str = "") -> None
     elif slot.state is S.MATCHED:
         transitions.change(startd, slot, E.MATCH_GONE, now)
     elif slot.state is S.BACKFILL:
-        transitions.backfill_toward(startd, slot, S.OWNER, now)
+        backfill.toward(startd, slot, S.OWNER, now)
 
 
 def release_claim(startd: Startd, slot: Slot, now: float, reason: str = "") -> None:
-    if slot.state is S.CLAIMED and slot.activity is not A.CLEANING:
-        slot.claim.vacate_reason = reason or slot.claim.vacate_reason
+    claim = slot.claim
+    if slot.state is S.CLAIMED and slot.activity is A.CLEANING:
+        # the starter is exiting already: remember to preempt, ask it to hurry (soft kill)
+        claim.vacate_reason = reason or claim.vacate_reason
+        slot.preempt_pending = True
+        kill_sig = claim.job.get("KillSig") if claim.job is not None else None
+        startd.emit(SoftKill(slot.name, claim.id, kill_sig if isinstance(kill_sig, str) else "SIGTERM",
+                             claim.pledged_vacate_time))
+    elif slot.state is S.CLAIMED:
+        claim.vacate_reason = reason or claim.vacate_reason
         transitions.change(startd, slot, E.PREEMPT_VACATE, now)
     else:
         kill_claim(startd, slot, now, reason)

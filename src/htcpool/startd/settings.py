@@ -12,11 +12,13 @@ type. ``SLOT_TYPE_<N>_<KNOB>`` overrides a policy knob for slots of type N.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
 from htcpool.classad import ClassAdError, ExprTree
+from htcpool.config import param_info
 
 #: Policy knobs copied into every slot ad, with the startd's fallback when unset
 #: (``None``: the attribute is left out). Order is the order of insertion.
@@ -58,6 +60,23 @@ _KNOB_NAMES: dict[str, tuple[str, ...]] = {
 }
 
 _RESERVED_RESOURCE_NAMES = {"cpu", "cpus", "disk", "swap", "mem", "memory", "ram"}
+_MACRO = re.compile(r"\$\((\w+)\)")
+
+
+def table_default(name: str) -> str:
+    """HTCondor's default for ``name`` from the parameter table, with the ``$(X)``
+    references to other table knobs expanded as the configuration reader expands them
+    (``MODIFY_REQUEST_EXPR_REQUESTDISK`` uses ``$(CATALOG_SPACE)``, which uses
+    ``$(SUM_OF_CATALOGS)``). The fallback when ``StartdSettings`` is built directly."""
+    info = param_info(name)
+    if info is None:
+        raise KeyError(name)
+    return _MACRO.sub(lambda m: table_default(m.group(1)), info.default)
+
+
+#: The ``MODIFY_REQUEST_EXPR_<X>`` defaults, by request attribute.
+MODIFY_REQUEST_DEFAULTS = {attr: f"MODIFY_REQUEST_EXPR_{attr.upper()}"
+                           for attr in ("RequestCpus", "RequestMemory", "RequestDisk")}
 
 
 class ConfigSource(Protocol):
@@ -129,17 +148,14 @@ class StartdSettings:
     slots_connected_to_console: int = 0
     disconnected_keyboard_idle_boost: float = 1200.0
     modify_request_exprs: Mapping[str, str] = field(default_factory=lambda: {
-        "RequestCpus": "quantize(RequestCpus, {1})",
-        "RequestMemory": "quantize(RequestMemory, {128})",
-        "RequestDisk": "quantize(RequestDisk, {Target.DiskQuantum ?: 1024})",
-    })
+        attr: table_default(knob) for attr, knob in MODIFY_REQUEST_DEFAULTS.items()})
     must_modify_request_exprs: bool = False
     consumption_policy: bool = False
     consumption: Mapping[str, str] = field(default_factory=dict)
     enable_backfill: bool = False
     backfill_system: str | None = None
     within_resource_limits: str | None = None
-    catalog_space: str | None = None
+    catalog_space: str | None = field(default_factory=lambda: table_default("CATALOG_SPACE"))
     default_draining_start_expr: str | None = None
     max_slot_types: int = 10
 

@@ -5,8 +5,8 @@ Rules of this module:
 * The table is data. ``TRANSITIONS`` maps ``(state, activity)`` and an ``Event``
   to the next ``(state, activity)`` and the transition number used by HTCondor's
   manual ("State and Activity Transitions", numbers 1-37). Transitions the manual
-  does not number (Cleaning, deletion of dynamic slots, fast kills from Busy)
-  carry number 0.
+  does not number (Cleaning, deletion of dynamic slots, fast kills from Busy, a
+  Drained slot claimed for a job the draining START accepts) carry number 0.
 * ``step()`` is the only way a slot changes state; an event the table does not
   list for the current pair raises ``IllegalTransition`` naming both.
 * Which event to send is decided elsewhere (``policy_order`` for expressions,
@@ -155,6 +155,8 @@ _ROWS: tuple[tuple[int, State, Activity, Event, State, Activity], ...] = (
     (0, S.PREEMPTING, A.VACATING, E.PREEMPT_KILL, S.PREEMPTING, A.KILLING),
     (0, S.OWNER, A.IDLE, E.DELETE, S.DELETE, A.NONE),
     (0, S.UNCLAIMED, A.IDLE, E.DELETE, S.DELETE, A.NONE),
+    # A Drained slot claimed by a job the draining START accepts (command.cpp request_claim).
+    (0, S.DRAINED, A.RETIRING, E.CLAIM, S.CLAIMED, A.IDLE),
 )
 
 TRANSITIONS: dict[tuple[State, Activity], dict[Event, Transition]] = {}

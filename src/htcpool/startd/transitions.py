@@ -18,7 +18,8 @@ preempting claim id), Suspended suspends the job, Retiring without a starter goe
 straight on to Preempting; Preempting holds the job (PREEMPT fired and ``WANT_HOLD``),
 soft-kills it with the vacate time (Vacating) or hard-kills it and arms
 ``KILLING_TIMEOUT`` (Killing), or, with no starter, leaves Preempting at once;
-Backfill moves toward a pending destination or starts/kills the backfill client.
+Backfill moves toward a pending destination or joins, asks for or leaves the
+machine's one backfill client (``backfill``).
 Nested changes are bounded by ``depth``.
 """
 
@@ -26,17 +27,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from htcpool.startd import carving, dynamic, retirement
+from htcpool.startd import backfill, carving, dynamic, retirement
 from htcpool.startd.claim import Claim, max_vacate_time, retirement_remaining
 from htcpool.startd.messages import (
     ClaimReply,
     ContinueJob,
     HardKill,
     HoldJob,
-    KillBackfillClient,
     NotifySchedd,
     SoftKill,
-    StartBackfillClient,
     SuspendJob,
 )
 from htcpool.startd.slot import Slot
@@ -47,7 +46,6 @@ if TYPE_CHECKING:
 
 A, S, E = Activity, State, Event
 CLAIMED_LIKE = (S.CLAIMED, S.PREEMPTING)
-_TOWARD = {S.OWNER: E.BACKFILL_TO_OWNER, S.CLAIMED: E.BACKFILL_TO_CLAIMED, S.MATCHED: E.BACKFILL_TO_MATCHED}
 
 
 def change(startd: Startd, slot: Slot, event: Event, now: float, depth: int = 0) -> None:
@@ -57,6 +55,7 @@ def change(startd: Startd, slot: Slot, event: Event, now: float, depth: int = 0)
     slot.benchmarked_last = old_act is A.BENCHMARKING
     _leave(startd, slot, old_state, old_act, t.target, now)
     slot.record_history(now)
+    dynamic.account_unclaimed(startd, slot, now)
     slot.state, slot.activity = t.target
     if slot.state is not old_state:
         slot.entered_state = now
@@ -124,13 +123,9 @@ def _enter(startd: Startd, slot: Slot, old_state: State, old_act: Activity, now:
         return _enter_preempting(startd, slot, old_act, now, depth)
     if state is S.BACKFILL:
         if act is A.IDLE:
-            if slot.destination is not None and slot.destination is not S.BACKFILL:
-                change(startd, slot, _TOWARD[slot.destination], now, depth + 1)
-                return True
-            if not slot.backfill_client:
-                startd.emit(StartBackfillClient(slot.name))
+            return backfill.enter_idle(startd, slot, now, depth)
         if act is A.KILLING:
-            startd.emit(KillBackfillClient(slot.name))
+            return backfill.enter_killing(startd, slot, now, depth)
         return False
     return False
 
@@ -142,7 +137,8 @@ def _enter_preempting(startd: Startd, slot: Slot, old_act: Activity, now: float,
         if slot.starter_active:
             startd.emit(HardKill(slot.name, claim.id))
             slot.vacate_deadline = None
-            slot.killing_deadline = now + startd.settings.killing_timeout
+            if slot.killing_deadline is None:  # the vacate time may have run out already
+                slot.killing_deadline = now + startd.settings.killing_timeout
         return False
     if not slot.starter_active:
         leave_preempting(startd, slot, now, depth)
@@ -186,11 +182,3 @@ def leave_preempting(startd: Startd, slot: Slot, now: float, depth: int = 0) -> 
         startd.emit(ClaimReply(pre.id, False, "slot no longer willing", slot=slot.name))
     change(startd, slot, E.PREEMPTION_DONE_OWNER, now, depth + 1)
 
-
-def backfill_toward(startd: Startd, slot: Slot, dest: State, now: float) -> None:
-    """Leave Backfill for ``dest``: kill a running client first (28), else go now (30-32)."""
-    slot.destination = dest
-    if slot.activity is A.BUSY:
-        change(startd, slot, E.EVICT_BACKFILL, now)
-    elif slot.activity is A.IDLE:
-        change(startd, slot, _TOWARD[dest], now)
