@@ -487,6 +487,7 @@ def test_machine_and_daemon_commands(make_pool) -> None:
     pool.wait_for(lambda: run(pool, "userprio").returncode == 0, 10, "userprio answering")
 
     # condor_restart -daemon schedd: a new schedd, the same jobs, still running
+    steady(pool, running=2)  # the negotiator was off: let it place the jobs again first
     before = {(j["ClusterId"], j["ProcId"]): j["JobStatus"] for j in pool.jobs()}
     old_pid = pool.pid_of("schedd")
     assert ok(pool, "restart", "-daemon", "schedd") == 'Sent "Restart" command to local schedd\n'

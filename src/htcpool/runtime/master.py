@@ -48,6 +48,7 @@ class Child:
     started_at: float = 0.0
     next_start: float | None = None
     exits: int = 0
+    stopping: bool = False  # the master asked it to stop: its exit is no crash
 
 
 def daemon_list(text: str) -> list[str]:
@@ -91,6 +92,7 @@ class MasterService:
             out.close()
         child.started_at = self.daemon.clock()
         child.next_start = None
+        child.stopping = False
         log.info("started %s (pid %d)", child.name, child.process.pid)
         asyncio.get_running_loop().create_task(self._watch(child, child.process))
 
@@ -101,7 +103,7 @@ class MasterService:
         child.process = None
         child.exits += 1
         self.daemon.layout.clear_address(child.name)  # a killed daemon could not clear it itself
-        if self.stopping or not child.wanted:
+        if self.stopping or not child.wanted or child.stopping:
             log.info("%s exited (%s)", child.name, code)
             return
         now = self.daemon.clock()
@@ -126,6 +128,7 @@ class MasterService:
         process = child.process
         if process is None:
             return
+        child.stopping = True
         url = self.daemon.layout.read_address(child.name)
         told = False
         if how == "peaceful" and url is not None:
