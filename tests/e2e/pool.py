@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from htcpool.classad import ClassAd
+from htcpool.cli.submit import DiskFileSystem
 from htcpool.protocol import HistoryQuery, JobAction, QueryAds, QueueQuery, Submit
 from htcpool.runtime.layout import PoolLayout
 from htcpool.runtime.pool import PERSONAL_CONFIG, PoolClient, start_pool, stop_pool
@@ -71,7 +72,7 @@ class LivePool:
     def submit(self, text: str, owner: str = "tester") -> int:
         host = SubmitHost(user=owner, cwd=str(self.jobs_dir), now=int(time.time()),
                           environ=dict(os.environ), file_system_domain="localhost")
-        result = submit_description(text, file="test.sub", host=host, fs=_Disk())
+        result = submit_description(text, file="test.sub", host=host, fs=DiskFileSystem())
         reply = self.c.send("schedd", Submit(owner, tuple(result.jobs)))
         return int(reply.cluster)
 
@@ -118,26 +119,6 @@ class LivePool:
 
     def log_text(self, daemon: str) -> str:
         return self.layout.log_file(daemon).read_text()
-
-
-class _Disk:
-    def size(self, path: str) -> int | None:
-        try:
-            return os.stat(path).st_size
-        except OSError:
-            return None
-
-    def read_text(self, path: str) -> str | None:
-        try:
-            return Path(path).read_text()
-        except OSError:
-            return None
-
-    def list_dir(self, path: str) -> list[tuple[str, bool]] | None:
-        try:
-            return sorted((e.name, e.is_dir()) for e in os.scandir(path))
-        except OSError:
-            return None
 
 
 def script(directory: Path, name: str, body: str) -> str:
