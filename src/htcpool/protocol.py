@@ -123,11 +123,13 @@ class UserprioQuery:
 
 @dataclass(frozen=True, slots=True)
 class UserprioCommand:
-    """condor_userprio -setfactor / -setprio / -setaccum / -resetusage / -resetall / -delete."""
+    """condor_userprio -setfactor / -setprio / -setaccum / -setceiling / -setfloor / -resetusage /
+    -resetall / -delete."""
 
     op: str
     name: str = ""
     value: float = 0.0
+    duration: float = 0.0  # -duration: a lease on a factor, ceiling or floor (0: none)
 
 
 @dataclass(frozen=True, slots=True)

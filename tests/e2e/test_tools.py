@@ -24,7 +24,7 @@ import pytest
 
 from htcpool.classad import ClassAd, ParserType, parseAds
 from htcpool.classad.unparse import unparse_old
-from htcpool.protocol import HistoryQuery, QueryAds, QueueQuery
+from htcpool.protocol import HistoryQuery, QueryAds, QueueQuery, UserprioQuery
 from htcpool.runtime.http import RequestRefused
 from tests.e2e.pool import LivePool
 
@@ -426,6 +426,11 @@ def _check_userprio_changes(pool: LivePool, einstein: str) -> None:
     assert (effective, real, factor) == ("140.00", "7.00", "20.00")
     assert ok(pool, "userprio", "-resetusage", einstein) == f"The accumulated usage of {einstein} was reset\n"
     assert float(row(einstein, "-all")[5]) < 0.01  # Total Usage (wghted-hrs)
+    assert ok(pool, "userprio", "-setceiling", einstein, "5", "-duration", "600") == \
+        f"The ceiling of {einstein} was set to 5.000000\n"
+    assert ok(pool, "userprio", "-setfloor", einstein, "1") == f"The floor of {einstein} was set to 1.000000\n"
+    record = next(r for r in pool.c.send("negotiator", UserprioQuery()).rows if r["Name"] == einstein)
+    assert (record["Ceiling"], record["Floor"]) == (5, 1) and record["CeilingLeaseExpiration"] > 0
     stranger = "nobody@" + einstein.split("@")[1]
     ok(pool, "userprio", "-setfactor", stranger, "3")
     assert stranger in ok(pool, "userprio", "-allusers", "-all")

@@ -31,6 +31,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("-setfactor", nargs=2, metavar=("USER", "FACTOR"))
     p.add_argument("-setprio", nargs=2, metavar=("USER", "PRIO"))
     p.add_argument("-setaccum", nargs=2, metavar=("USER", "USAGE"))
+    p.add_argument("-setceiling", nargs=2, metavar=("USER", "CEILING"))
+    p.add_argument("-setfloor", nargs=2, metavar=("USER", "FLOOR"))
+    p.add_argument("-duration", type=float, default=0.0, metavar="SECONDS",
+                   help="with -setfactor, -setceiling or -setfloor: a lease for this long")
     p.add_argument("-resetusage", metavar="USER")
     p.add_argument("-resetall", action="store_true")
     p.add_argument("-delete", metavar="USER")
@@ -58,8 +62,16 @@ def _change(args: argparse.Namespace) -> tuple[UserprioCommand, str] | None:
         name, factor = _full_name(args.setfactor[0]), _number(args.setfactor[1])
         if factor < 1:
             raise ToolError("Priority factors must be greater than or equal to 1.")
-        return (UserprioCommand("setfactor", name, factor),
+        return (UserprioCommand("setfactor", name, factor, args.duration),
                 f"The priority factor of {name} was set to {factor:f}")
+    if args.setceiling:
+        name, ceiling = _full_name(args.setceiling[0], "ceiling"), _number(args.setceiling[1])
+        return (UserprioCommand("setceiling", name, ceiling, args.duration),
+                f"The ceiling of {name} was set to {ceiling:f}")
+    if args.setfloor:
+        name, floor = _full_name(args.setfloor[0], "floor"), _number(args.setfloor[1])
+        return (UserprioCommand("setfloor", name, floor, args.duration),
+                f"The floor of {name} was set to {floor:f}")
     if args.setprio:
         name, prio = _full_name(args.setprio[0]), _number(args.setprio[1])
         return UserprioCommand("setprio", name, prio), f"The priority of {name} was set to {prio:f}"

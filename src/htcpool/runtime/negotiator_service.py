@@ -135,13 +135,18 @@ class NegotiatorService:
 
     def _userprio(self, c: UserprioCommand, now: float) -> None:
         acc = self.accountant
-        if c.op in ("setfactor", "setprio", "setaccum", "setbegin", "setlast", "resetusage", "delete") \
-                and not c.name:
+        lease = {"now": now, "duration": c.duration} if c.duration > 0 else {}
+        if c.op in ("setfactor", "setprio", "setaccum", "setbegin", "setlast", "setceiling", "setfloor",
+                    "resetusage", "delete") and not c.name:
             raise RequestRefused(400, f"-{c.op} needs a user or group name")
         if c.op == "setfactor":
             if c.value < 1:
                 raise RequestRefused(400, "The priority factor must be greater than or equal to 1.")
-            acc.set_priority_factor(c.name, c.value)
+            acc.set_priority_factor(c.name, c.value, **lease)
+        elif c.op == "setceiling":
+            acc.set_ceiling(c.name, c.value, **lease)
+        elif c.op == "setfloor":
+            acc.set_floor(c.name, c.value, **lease)
         elif c.op == "setprio":
             if c.value < 0.5:
                 raise RequestRefused(400, "The priority must be at least 0.5.")
