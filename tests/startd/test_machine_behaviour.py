@@ -473,3 +473,24 @@ def test_drain_requests_checks_and_completion_actions() -> None:
         s = make_startd(STATIC)
         actions = s.handle(Drain(on_completion=how), 1)
         assert pair(s) == ("Drained", "Idle") and DaemonAction(how) in actions
+
+
+def test_static_slot_claim_is_refused_unless_willing_to_run() -> None:
+    """Claims (policy-configuration.rst, Claimed State; HTCondor's willingToRun): a static slot takes
+    a claim only if START is true, the request fits its resources (WithinResourceLimits) and the
+    request's own Requirements hold against the slot."""
+    from htcpool.classad import ExprTree
+    from htcpool.startd import ClaimReply
+    from tests.startd.helpers import claim, job, make_startd
+
+    static = "SLOT_TYPE_1 = 100%\nNUM_SLOTS_TYPE_1 = 1\nSLOT_TYPE_1_PARTITIONABLE = false\n"
+    for request, words in ((job(RequestMemory=4096), "resources"),
+                           (job(Requirements=ExprTree("TARGET.Memory > 100000")), "Requirements")):
+        startd = make_startd(static, memory=1024)
+        replies = [a for a in claim(startd, "slot1", request, 1.0) if isinstance(a, ClaimReply)]
+        assert replies and not replies[0].accepted and words in replies[0].reason
+        assert startd.slot("slot1").state.value == "Unclaimed"
+    startd = make_startd(static, memory=1024)
+    replies = [a for a in claim(startd, "slot1", job(Requirements=ExprTree("TARGET.Memory >= 1000")), 1.0)
+               if isinstance(a, ClaimReply)]
+    assert replies[0].accepted

@@ -136,10 +136,18 @@ def on_request_claim(startd: Startd, msg: RequestClaim, now: float) -> None:
             startd.emit(ClaimReply(msg.claim_id, False, "draining: the draining START does not accept this request"))
             return
     else:
+        # willingToRun (Resource.cpp): the slot's START and resource limits, and the request's
+        # own Requirements against the slot
         ev = startd.evaluator(slot, msg.request)
         if not ev.true("START"):
             startd.check(slot, ev)
             startd.emit(ClaimReply(msg.claim_id, False, "START is not true for this request"))
+            return
+        if "WithinResourceLimits" in slot.ad and not ev.true("WithinResourceLimits"):
+            startd.emit(ClaimReply(msg.claim_id, False, "the request does not fit the slot's resources"))
+            return
+        if "Requirements" in msg.request and not requirements_hold(msg.request, slot.ad, startd.ctx):
+            startd.emit(ClaimReply(msg.claim_id, False, "the request's Requirements do not match the slot"))
             return
     _take_claim(startd, slot, msg, rank, now)
     startd.emit(ClaimReply(msg.claim_id, True, slot=slot.name))
