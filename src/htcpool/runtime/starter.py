@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import errno
 import json
 import os
 import shutil
@@ -235,14 +236,27 @@ class Starter:
         self.orphaned = False  # stdin closed: the startd is gone
         self.sampler = ProcessTreeUsage()
 
+    def _spawn(self, streams: list[IO[bytes]]) -> subprocess.Popen[bytes]:
+        """Start the job. "Text file busy" (ETXTBSY) is retried for a moment: Linux refuses to run
+        a file some process still holds open for writing, which a just-written script can be
+        while any process that inherited the descriptor has not yet exec'd."""
+        for attempt in range(8):
+            try:
+                return subprocess.Popen(
+                    [self.spec.executable, *self.spec.arguments], executable=self.spec.executable,
+                    cwd=self.spec.cwd, env=dict(self.spec.environment), stdin=streams[0],
+                    stdout=streams[1], stderr=streams[2], start_new_session=True, close_fds=True)
+            except OSError as e:
+                if e.errno != errno.ETXTBSY or attempt == 7:
+                    raise
+                time.sleep(0.05 * (attempt + 1))
+        raise AssertionError("unreachable")
+
     def start(self) -> dict[str, tuple[int, int]]:
         before = prepare_scratch(self.spec)
         streams = open_streams(self.spec)
         try:
-            self.proc = subprocess.Popen(
-                [self.spec.executable, *self.spec.arguments], executable=self.spec.executable,
-                cwd=self.spec.cwd, env=dict(self.spec.environment), stdin=streams[0],
-                stdout=streams[1], stderr=streams[2], start_new_session=True, close_fds=True)
+            self.proc = self._spawn(streams)
         except OSError as e:
             where = f" ({e.filename})" if e.filename and e.filename != self.spec.executable else ""
             raise StartupFailure(
