@@ -215,6 +215,7 @@ class JobUpdate:
     rss_kb: int = 0
     image_size_kb: int = 0
     wall: float = 0.0
+    processes: int = 0  # "suspended": how many of the job's processes were stopped
     message: str = ""
     #: "provisioned": what the slot gives the job (Cpus/Memory/Disk/GPUsProvisioned, CondorScratchDir)
     resources: Mapping[str, Any] = field(default_factory=dict)

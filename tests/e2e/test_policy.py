@@ -112,6 +112,8 @@ def test_desktop_owner_activity_suspends_then_continues_the_job(make_pool) -> No
     pool.wait_for(lambda: pool.status(cluster) == 2, 10, "JobStatus 2 (running)")
     events = _events((pool.jobs_dir / "job.log").read_text(), cluster)
     assert events[:4] == ["000", "001", "010", "011"], events
+    # the job, its child sleep, the setsid shell's exec'd sleep: every process counted
+    assert "Number of processes actually suspended: 3" in (pool.jobs_dir / "job.log").read_text()
     ad = pool.job(cluster)
     assert ad is not None and ad["TotalSuspensions"] == 1 and ad["CumulativeSuspensionTime"] >= 1
     assert pool.slots()[0]["TotalJobSuspendTime"] >= 1

@@ -95,7 +95,7 @@ def job_update(svc: ScheddService, u: JobUpdate, now: float) -> Any:
             ad[attr] = value
         svc.store.save_job(job_id, ad)
     elif u.event == "suspended" and status == JobStatus.RUNNING:
-        svc.queue.suspend(job_id, now)
+        svc.queue.suspend(job_id, now, max(1, u.processes))
     elif u.event == "continued" and status == JobStatus.SUSPENDED:
         svc.queue.unsuspend(job_id, now)
     elif u.event == "usage":

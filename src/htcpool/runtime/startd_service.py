@@ -430,7 +430,9 @@ class StartdService:
                 sys_cpu=float(event.get("sys_cpu", 0) or 0), rss_kb=int(event.get("rss_kb", 0) or 0),
                 image_size_kb=int(event.get("image_size_kb", 0) or 0)))
         elif kind in ("started", "suspended", "continued"):
-            self.to_schedd(schedd, JobUpdate(starter.claim_id, starter.slot, str(kind)))
+            processes = event.get("processes")
+            self.to_schedd(schedd, JobUpdate(starter.claim_id, starter.slot, str(kind),
+                                             processes=processes if isinstance(processes, int) else 0))
         elif kind == "error":
             self.to_schedd(schedd, JobUpdate(starter.claim_id, starter.slot, "error",
                                              message=str(event.get("message", ""))))

@@ -141,6 +141,21 @@ def signal_strays(pgid: int, sig: int) -> int:
     return count
 
 
+def job_process_count() -> int:
+    """How many live processes the job has (this starter's descendants), at least 1."""
+    try:
+        tree = psutil.Process().children(recursive=True)
+    except psutil.Error:
+        return 1
+    alive = 0
+    for proc in tree:
+        try:
+            alive += proc.status() != psutil.STATUS_ZOMBIE
+        except psutil.Error:
+            pass
+    return max(1, alive)
+
+
 def become_subreaper() -> None:
     """Adopt orphaned descendants (Linux ``PR_SET_CHILD_SUBREAPER``); a no-op elsewhere."""
     if sys.platform.startswith("linux"):
@@ -288,7 +303,7 @@ class Starter:
             if cmd == "suspend":
                 if self.signal_group(signal.SIGSTOP):
                     self.stopped = True
-                    self.emit("suspended")
+                    self.emit("suspended", processes=job_process_count())
             elif cmd == "continue":
                 self._continue()
             elif cmd == "soft_kill":

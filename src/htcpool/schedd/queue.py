@@ -202,12 +202,13 @@ class JobQueue:
         self._save(job_id, ad)
         self._event(ev.EXECUTE, job_id, now, host=host, slot_name=slot_name)
 
-    def suspend(self, job_id: JobId, now: float) -> None:
+    def suspend(self, job_id: JobId, now: float, processes: int = 1) -> None:
+        """The execute point stopped the job (``processes``: how many of its processes)."""
         ad = self._transition(job_id, JobEvent.SUSPEND, now)
         ad["LastSuspensionTime"] = int(now)
         ad["TotalSuspensions"] = _int(ad, "TotalSuspensions") + 1
         self._save(job_id, ad)
-        self._event(ev.SUSPENDED, job_id, now)
+        self._event(ev.SUSPENDED, job_id, now, processes=processes)
 
     def unsuspend(self, job_id: JobId, now: float) -> None:
         ad = self._transition(job_id, JobEvent.UNSUSPEND, now)
