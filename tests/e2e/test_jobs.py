@@ -52,3 +52,33 @@ def test_missing_executable_puts_the_job_on_hold(make_pool) -> None:
     (pool.jobs_dir / "gone.sh").unlink()
     pool.wait_for(lambda: pool.status(cluster) == 5, 30, "the hold")
     assert pool.job(cluster)["HoldReasonCode"] == 6
+
+
+def test_deferred_job_waits_on_its_slot_until_the_deferral_time(make_pool) -> None:
+    """Job deferral (job-scheduling-priorities-deferral.txt, Job Deferral and Preparation Time):
+    the job is matched up to DeferralPrepTime early and runs at its DeferralTime, an expression
+    here; the job shows as Running while it waits on the slot."""
+    import time
+
+    pool = make_pool()
+    exe = script(pool.jobs_dir, "stamp.sh", 'date +%s > "$1"\n')
+    submitted = time.time()
+    cluster = pool.submit(f"executable = {exe}\narguments = {pool.jobs_dir}/ran_at\n"
+                          "deferral_time = (QDate + 8)\ndeferral_prep_time = 6\ndeferral_window = 60\n"
+                          "queue\n")
+    pool.wait_for(lambda: pool.status(cluster) == 2, 10, "matched and waiting as Running")
+    assert not (pool.jobs_dir / "ran_at").exists()
+    pool.wait_for(lambda: pool.status(cluster) == 4, 30, "the run at the deferral time")
+    qdate = int(pool.history(f"ClusterId == {cluster}")[0]["QDate"])
+    ran_at = int((pool.jobs_dir / "ran_at").read_text())
+    assert qdate + 8 <= ran_at <= qdate + 10, (qdate, ran_at, submitted)
+
+
+def test_job_past_its_deferral_window_is_held(make_pool) -> None:
+    """Deferral Window (job-scheduling-priorities-deferral.txt): a job that reaches its execute
+    point later than DeferralTime + DeferralWindow is put on hold."""
+    pool = make_pool()
+    exe = script(pool.jobs_dir, "never.sh", "exit 0\n")
+    cluster = pool.submit(f"executable = {exe}\ndeferral_time = (QDate - 100)\ndeferral_window = 10\nqueue\n")
+    pool.wait_for(lambda: pool.status(cluster) == 5, 30, "the hold")
+    assert pool.job(cluster)["HoldReasonCode"] == 20

@@ -381,9 +381,10 @@ class StartdService:
     async def _launch(self, starter: RunningStarter, spec: Any, job: ClassAd) -> None:
         """Wait for the job's deferral time (seed: job deferral), then start its starter."""
         now = self.daemon.clock()
-        when = job.get("DeferralTime")
+        ctx = EvalContext(clock=fixed_clock(now))
+        when = job.evaluate("DeferralTime", ctx) if "DeferralTime" in job else None
         if isinstance(when, int | float) and not isinstance(when, bool):
-            window = job.get("DeferralWindow")
+            window = job.evaluate("DeferralWindow", ctx) if "DeferralWindow" in job else 0
             window = window if isinstance(window, int | float) and not isinstance(window, bool) else 0
             if now > when + window:
                 self._job_failed(starter, "Job missed its deferral time", missed_deferral=True)
