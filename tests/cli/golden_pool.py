@@ -1,4 +1,4 @@
-"""The pool state behind /work/shared/golden/tools, rebuilt as ads for the formatter tests.
+"""The pool state behind ../shared/golden/tools, rebuilt as ads for the formatter tests.
 
 The goldens were captured from HTCondor 25 and then had the user and host names
 replaced with ``alice`` and ``node1``. The replacement changed the length of
@@ -13,11 +13,10 @@ the same replacement before comparing with the golden bytes.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from htcpool.classad import ClassAd, parseAds
+from tests.shared import SHARED
 
-GOLDEN = Path("/work/shared/golden/tools")
+GOLDEN = SHARED / "golden" / "tools"
 
 CAPTURE_USER = "alice42"  # stands for the 7-letter user of the capture
 CAPTURE_HOST = "zq"  # stands for the 2-letter host of the capture

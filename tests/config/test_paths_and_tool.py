@@ -24,13 +24,13 @@ PATH_CASES = [
     ("c.txt", "p", ""),
     ("c.txt", "n", "c"),
     ("a\\b\\c.txt", "u", "a/b/c.txt"),
-    ("rel/file", "f", "/work/rel/file"),
+    ("rel/file", "f", "/home/user/rel/file"),
 ]
 
 
 @pytest.mark.parametrize(("value", "flags", "expected"), PATH_CASES)
 def test_filename_parts(value: str, flags: str, expected: str) -> None:
-    assert filename_parts(value, flags, "/work") == expected
+    assert filename_parts(value, flags, "/home/user") == expected
 
 
 def _run(argv: list[str], config: Path, monkeypatch: pytest.MonkeyPatch,

@@ -11,14 +11,14 @@ from __future__ import annotations
 import os
 import re
 import textwrap
-from pathlib import Path
 
 import pytest
 
 from htcpool.config import Config, ConfigInputError, fake_machine, probe_machine
 from tests.config.reference_reader import ReferenceReader
+from tests.shared import SHARED
 
-SEEDS = Path("/work/shared/seeds")
+SEEDS = SHARED / "seeds"
 _ASSIGNED = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_.]*)\s*(?:=|@=)", re.MULTILINE)
 
 

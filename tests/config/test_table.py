@@ -9,8 +9,9 @@ import pytest
 from htcpool.config import param_info
 from htcpool.config.gen_param_table import parse_param_info, render_table
 from htcpool.config.table import metaknob, metaknob_categories, metaknob_templates
+from tests.shared import SHARED
 
-PARAM_INFO = Path("/work/shared/reference/htcondor-docs/param_info.in")
+PARAM_INFO = SHARED / "reference" / "htcondor-docs" / "param_info.in"
 TABLE = Path(__file__).parents[2] / "src/htcpool/config/_param_table.py"
 
 

@@ -1,6 +1,6 @@
 """The pool tools (``htcpool q``, ``status``, ``userprio``, ``prio``, ``hold`` …) run as commands
 against a live pool: their output has the shape of HTCondor 25's (the goldens in
-/work/shared/golden/tools: headings, column layout and wording; times, hosts, users and sizes
+../shared/golden/tools: headings, column layout and wording; times, hosts, users and sizes
 vary) and their effect on the pool is the one the command asks for.
 
 The pool of the goldens (one partitionable slot of 4 CPUs and 4096 MB, groups
@@ -27,8 +27,9 @@ from htcpool.classad.unparse import unparse_old
 from htcpool.protocol import HistoryQuery, QueryAds, QueueQuery, UserprioQuery
 from htcpool.runtime.http import RequestRefused
 from tests.e2e.pool import LivePool
+from tests.shared import SHARED
 
-GOLDEN = Path("/work/shared/golden/tools")
+GOLDEN = SHARED / "golden" / "tools"
 USER = "alice"
 
 # The goldens' pool. CONSUMPTION_POLICY works around a negotiator bug (a partitionable-slot match

@@ -1,6 +1,6 @@
 """Concurrency limits, rejection reasons, NEGOTIATOR_IGNORE_JOB_RANKS and NEGOTIATOR_DEPTH_FIRST.
 
-Reference digest (/work/shared/reference/negotiator.md) sections 1.3 (limit counts rebuilt from the
+Reference digest (../shared/reference/negotiator.md) sections 1.3 (limit counts rebuilt from the
 slots, ``LoadLimits``), 2.7 (the rejection reason strings, NEGOTIATOR_DEPTH_FIRST), 3.1 (checking a
 job's ``ConcurrencyLimits``), 3.3 (PREEMPTION_REQUIREMENTS) and 3.5 (NEGOTIATOR_IGNORE_JOB_RANKS).
 """

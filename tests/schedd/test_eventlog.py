@@ -23,8 +23,9 @@ from htcpool.schedd.eventlog import (
     LogEvent,
     format_event,
 )
+from tests.shared import SHARED
 
-TOOLS = Path("/work/shared/golden/tools")
+TOOLS = SHARED / "golden" / "tools"
 SCHEDD_1 = "<127.0.0.1:44057?addrs=127.0.0.1-44057&alias=node1>"
 STARTD_1 = "<127.0.0.1:43727?addrs=127.0.0.1-43727&alias=node1>"
 SCHEDD_2 = "<127.0.0.1:28313?addrs=127.0.0.1-28313&alias=node1>"

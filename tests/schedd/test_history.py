@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from pathlib import Path
 
 from htcpool.schedd import JobQueue, MemoryStore
 from htcpool.schedd.history import format_autoformat, format_history, format_long
 from htcpool.submit import submit_description
+from tests.shared import SHARED
 from tests.submit.conftest import golden_fs, golden_host
 
-TOOLS = Path("/work/shared/golden/tools")
+TOOLS = SHARED / "golden" / "tools"
 SUBMITTED = int(datetime(2026, 11, 22, 0, 47, 12, tzinfo=UTC).timestamp())
 
 

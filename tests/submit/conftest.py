@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from htcpool.submit import MemoryFileSystem, SubmitHost
+from tests.shared import SHARED
 
-GOLDEN = Path("/work/shared/golden/submit")
+GOLDEN = SHARED / "golden" / "submit"
 CWD = "/home/alice/jobs"
 VERSION = "$CondorVersion: 25.14.0 2026-11-21 PRE-RELEASE-UWCS $"
 PLATFORM = "$CondorPlatform: X86_64-Debian_12 $"
