@@ -10,3 +10,8 @@ import time
 def wall_clock() -> float:
     """Seconds since the epoch, from the operating system."""
     return time.time()
+
+
+def local_zone(now: float | None = None) -> int:
+    """Seconds east of UTC of the local time at ``now`` (the time zone daemons and tools print in)."""
+    return time.localtime(now).tm_gmtoff

@@ -41,3 +41,17 @@ def test_a_job_saved_twice_is_offered_once() -> None:
     q.set_priority((1, 1), "alice", 0, NOW)
     q.set_priority((1, 1), "alice", 0, NOW)
     assert list(q.ordered_jobs("alice")) == [(1, 0), (1, 1)]
+
+
+def test_a_restored_queue_offers_its_idle_jobs_in_the_same_order_and_writes_nothing() -> None:
+    from htcpool.schedd import MemoryStore
+
+    store = MemoryStore()
+    q = JobQueue(store=store)
+    q.submit("alice", jobs("priority = $(Process)\nqueue 3\n"), NOW)
+    q.hold((1, 0), "alice", NOW)
+    again_store = MemoryStore()
+    again = JobQueue(store=again_store, next_cluster=store.next_cluster)
+    again.restore(store.jobs)
+    assert list(again.ordered_jobs("alice")) == list(q.ordered_jobs("alice")) == [(1, 2), (1, 1)]
+    assert set(again.jobs) == {(1, 0), (1, 1), (1, 2)} and again_store.jobs == {}

@@ -13,7 +13,6 @@ from __future__ import annotations
 import getpass
 import shutil
 import sys
-import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -81,12 +80,6 @@ def without_private(ads: Iterable[ClassAd]) -> list[ClassAd]:
                     del ad[name]
         out.append(ad)
     return out
-
-
-def local_zone(now: float | None = None) -> int:
-    """Seconds east of UTC of the local time at ``now``."""
-    t = time.localtime(now)
-    return t.tm_gmtoff
 
 
 def console_width() -> int | None:

@@ -14,11 +14,11 @@ from htcpool.cli.common import (
     check_constraint,
     check_expressions,
     connect,
-    local_zone,
     request,
     run_tool,
     without_private,
 )
+from htcpool.clock import local_zone
 from htcpool.protocol import HistoryQuery
 from htcpool.schedd import format_autoformat, format_history, format_long
 

@@ -21,7 +21,6 @@ from htcpool.cli.common import (
     check_expressions,
     connect,
     console_width,
-    local_zone,
     request,
     run_tool,
     schedd_identity,
@@ -35,6 +34,7 @@ from htcpool.cli.formats import (
     format_long,
     format_queue,
 )
+from htcpool.clock import local_zone
 from htcpool.protocol import QueryAds, QueueQuery
 
 

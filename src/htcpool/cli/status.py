@@ -38,7 +38,6 @@ from htcpool.cli.common import (
     check_expressions,
     connect,
     console_width,
-    local_zone,
     request,
     run_tool,
     startd_identity,
@@ -46,6 +45,7 @@ from htcpool.cli.common import (
 )
 from htcpool.cli.formats import format_autoformat, format_json, format_long, format_status
 from htcpool.cli.formats.fields import fit_line, lookup_int, lookup_str
+from htcpool.clock import local_zone
 from htcpool.protocol import AdList, QueryAds
 
 AVAILABLE = 'State == "Unclaimed" && Activity == "Idle"'

@@ -17,7 +17,8 @@ import datetime as dt
 import sys
 import time
 
-from htcpool.cli.common import ToolError, connect, local_zone, request, run_tool
+from htcpool.cli.common import ToolError, connect, request, run_tool
+from htcpool.clock import local_zone
 from htcpool.negotiator import format_userprio
 from htcpool.protocol import Records, UserprioCommand, UserprioQuery
 

@@ -178,8 +178,7 @@ class NegotiatorService:
             await self.cycle(now)
         finally:
             self.last_cycle_end = self.daemon.clock()
-            self.next_cycle = max(self.next_cycle, self.last_cycle_end + self.min_interval) \
-                if self.next_cycle < self.last_cycle_end + self.min_interval else self.next_cycle
+            self.next_cycle = max(self.next_cycle, self.last_cycle_end + self.min_interval)
 
     async def _fetch(self, url: str, names: tuple[str, ...]) -> dict[str, list[ClassAd]]:
         """The idle jobs of a schedd's submitters, by submitter."""

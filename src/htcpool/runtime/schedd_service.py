@@ -31,12 +31,13 @@ from __future__ import annotations
 import asyncio
 import getpass
 import logging
-import time
 from dataclasses import replace
 from typing import Any
 
 from htcpool.classad import ClassAd, EvalContext, fixed_clock
 from htcpool.classad.match import requirements_hold
+from htcpool.clock import local_zone
+from htcpool.config import Config
 from htcpool.protocol import (
     AdList,
     DaemonCommand,
@@ -57,10 +58,10 @@ from htcpool.runtime.daemon import Daemon
 from htcpool.runtime.http import RequestRefused
 from htcpool.runtime.joblog import UserLogWriter
 from htcpool.runtime.store import SqliteQueueStore
-from htcpool.schedd import ClaimManager, JobQueue, JobStatus, ScheddError
+from htcpool.schedd import ClaimManager, JobQueue, JobStatus, ScheddError, ScheddSettings
 from htcpool.schedd import settings_from_config as schedd_settings
 from htcpool.schedd.claims import ClaimState
-from htcpool.schedd.priority import priority_key, submitter_of
+from htcpool.schedd.priority import submitter_of
 from htcpool.schedd.states import ACTIVE
 from htcpool.startd import messages as m
 
@@ -75,17 +76,8 @@ class ScheddService:
         self.name = config.get_str("SCHEDD_NAME") or f"{getpass.getuser()}@{host}"
         self.host = host
         self.started = daemon.clock()
-
-        def get(name: str) -> str | None:
-            return config.get_str(name, subsystem="SCHEDD") if config.is_defined(name, subsystem="SCHEDD") \
-                else config.table_default(name, subsystem="SCHEDD")
-
-        self.settings = schedd_settings(get, _read_file)
-        self.settings.schedd_name = self.name
-        self.settings.schedd_interval = int(config.get_int("SCHEDD_INTERVAL") or 300)
-        zone = -time.altzone if time.localtime().tm_isdst > 0 else -time.timezone
-        self.settings.local_zone = zone
-        self.zone = zone
+        zone = self.zone = local_zone()
+        self.settings = _settings(config, self.name, "", zone)
         self.claim_leftovers = config.get_bool("CLAIM_PARTITIONABLE_LEFTOVERS")
         self.claim_leftovers = True if self.claim_leftovers is None else bool(self.claim_leftovers)
         daemon.layout.spool.mkdir(parents=True, exist_ok=True)
@@ -93,11 +85,7 @@ class ScheddService:
         self.logs = UserLogWriter(zone)
         jobs, next_cluster = self.store.load()
         self.queue = JobQueue(self.settings, self._recording_store(), next_cluster=next_cluster)
-        for job_id, ad in jobs.items():
-            self.queue.jobs[job_id] = ad
-            if JobStatus(ad.evaluate("JobStatus")) == JobStatus.IDLE:
-                self.queue.index.add(submitter_of(ad, self.settings.accounting_domain),
-                                     priority_key(ad, job_id))
+        self.queue.restore(jobs)
         self.claims = ClaimManager(self.queue)
         self.claim_startd: dict[str, str] = {}
         self.ready = asyncio.Event()
@@ -109,15 +97,7 @@ class ScheddService:
         """Re-read the configuration: the queue's policies and the schedd's intervals."""
         from htcpool.runtime.daemon import daemon_config
         config = self.daemon.config = daemon_config(self.daemon.layout, "SCHEDD")
-
-        def get(name: str) -> str | None:
-            return config.get_str(name, subsystem="SCHEDD") if config.is_defined(name, subsystem="SCHEDD") \
-                else config.table_default(name, subsystem="SCHEDD")
-
-        fresh = schedd_settings(get, _read_file)
-        fresh.schedd_name, fresh.schedd_address = self.settings.schedd_name, self.settings.schedd_address
-        fresh.schedd_interval = int(config.get_int("SCHEDD_INTERVAL") or 300)
-        fresh.local_zone = self.zone
+        fresh = _settings(config, self.settings.schedd_name, self.settings.schedd_address, self.zone)
         for name, value in vars(fresh).items():
             setattr(self.settings, name, value)  # the queue and the claims share this object
 
@@ -195,7 +175,7 @@ class ScheddService:
                 self._reschedule("a claim was released")
 
     def _reschedule(self, reason: str) -> None:
-        if any(self.queue.index.ordered(s) for s in self.queue.submitters()):
+        if self.queue.submitters():  # only submitters with idle jobs are indexed
             url = self.daemon.address_of("negotiator")
             if url is not None:
                 self.daemon.outbox.post(url, Reschedule(reason))
@@ -276,8 +256,12 @@ class ScheddService:
         return shadow.from_startd(self, message, now)
 
 
+    def _jobs_on_claims(self) -> set[tuple[int, int]]:
+        """Jobs a claim holds or is being requested for: not to be offered again."""
+        return {c.job for c in self.claims.claims.values() if c.job is not None}
+
     def _idle_jobs(self, submitters: set[str], now: float) -> list[tuple[str, ClassAd]]:
-        reserved = {c.job for c in self.claims.claims.values() if c.job is not None}
+        reserved = self._jobs_on_claims()
         out = []
         for submitter in self.queue.submitters():
             if submitters and submitter not in submitters:
@@ -328,7 +312,7 @@ class ScheddService:
         claim_id, url = leftovers.get("ClaimId"), leftovers.get("MyAddress")
         if not isinstance(claim_id, str) or not isinstance(url, str) or claim_id in self.claims.claims:
             return
-        reserved = {c.job for c in self.claims.claims.values() if c.job is not None}
+        reserved = self._jobs_on_claims()
         ctx = self._ctx(now)
         for job_id in self.queue.ordered_jobs(submitter):
             if job_id in reserved:
@@ -374,6 +358,19 @@ class ScheddService:
         if now >= self.next_advert:
             self._advertise(now)
         self._flush_logs()
+
+
+def _settings(config: Config, name: str, address: str, zone: int) -> ScheddSettings:
+    """The schedd core's settings from the configuration (subsystem SCHEDD, HTCondor's defaults)."""
+
+    def get(knob: str) -> str | None:
+        return config.get_str(knob, subsystem="SCHEDD") if config.is_defined(knob, subsystem="SCHEDD") \
+            else config.table_default(knob, subsystem="SCHEDD")
+
+    settings = schedd_settings(get, _read_file)
+    settings.schedd_name, settings.schedd_address, settings.local_zone = name, address, zone
+    settings.schedd_interval = int(config.get_int("SCHEDD_INTERVAL") or 300)
+    return settings
 
 
 def _read_file(path: str) -> str | None:

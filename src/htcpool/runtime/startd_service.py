@@ -29,15 +29,15 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+import os
 import shutil
 import signal
 import time
 from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
-import psutil
-
-from htcpool.classad import ClassAd, ClassAdError, EvalContext, ExprTree, fixed_clock
+from htcpool.classad import ClassAd, ClassAdError, EvalContext, ExprTree, fixed_clock, quote
+from htcpool.clock import local_zone
 from htcpool.protocol import (
     AdList,
     DaemonCommand,
@@ -88,7 +88,7 @@ class StartdService:
         self.execute = execute
         self.settings = replace(settings_from_config(cast(ConfigSource, config)), machine_attrs=machine_attributes(config))
         disk_kib = int(shutil.disk_usage(execute).free // 1024)
-        zone = -time.altzone if time.localtime().tm_isdst > 0 else -time.timezone
+        zone = local_zone()
         self.core = Startd(self.settings, now, disk=disk_kib, local_zone=zone)
         self.sensors = ScriptedSensors(daemon.layout.sensors, HostSensors(str(execute)))
         self.polling = float(config.get_int("POLLING_INTERVAL") or 5)
@@ -213,8 +213,6 @@ class StartdService:
         now = time.monotonic()
         if cached is not None and now - cached[0] < 2.0:
             return cached[1]
-        from htcpool.classad import quote
-        from htcpool.protocol import QueryAds
         ads = await self.daemon.collector_query(
             QueryAds("Scheduler", f"Name == {quote(schedd)}", ("MyAddress",)))
         url = next((str(ad["MyAddress"]) for ad in ads if "MyAddress" in ad), None)
@@ -479,18 +477,22 @@ def _int_or_none(value: Any) -> int | None:
 
 def _kill_group(pid: int, sig: int) -> None:
     try:
-        import os
         os.killpg(pid, sig)
     except (ProcessLookupError, PermissionError):
         pass
 
 
 def _benchmark() -> tuple[int, int]:
-    """A rough integer and floating-point speed, in the units of Mips and KFlops."""
+    """A rough integer and floating-point speed (Mips and KFlops) from two short timed loops."""
     start = time.perf_counter()
     total = 0
     for i in range(100_000):
         total += i ^ (i >> 3)
     seconds = max(time.perf_counter() - start, 1e-6)
     mips = int(100_000 * 10 / seconds / 1e6) or 1
-    return mips, int(psutil.cpu_freq().current * 1000) if psutil.cpu_freq() else mips * 100
+    start = time.perf_counter()
+    x = 1.0
+    for _ in range(100_000):
+        x = x * 1.000001 + 0.5
+    seconds = max(time.perf_counter() - start, 1e-6)
+    return mips, int(100_000 * 2 / seconds / 1e3) or 1

@@ -99,6 +99,13 @@ class JobQueue:
         self.store.delete_job(job_id)
         self.store.append_history(ad)
 
+    def restore(self, jobs: dict[JobId, ClassAd]) -> None:
+        """Take back the jobs a store kept (a restarted schedd): queued and indexed, nothing written."""
+        for job_id, ad in jobs.items():
+            self.jobs[job_id] = ad
+            if JobStatus(ad.evaluate("JobStatus")) == JobStatus.IDLE:
+                self.index.add(submitter_of(ad, self.settings.accounting_domain), priority_key(ad, job_id))
+
     # -- submission
     def submit(self, owner: str, jobs: list[ClassAd], now: float) -> tuple[int, list[str]]:
         """Queue a cluster; returns (cluster id, warnings). Raises SubmitRejected."""
