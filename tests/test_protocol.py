@@ -2,24 +2,44 @@
 
 from __future__ import annotations
 
+import ast
 import dataclasses
+import enum
 import json
+import typing
+from pathlib import Path
 
 import pytest
 
 from htcpool import protocol
 from htcpool.classad import ClassAd, ExprTree
-from htcpool.protocol import MESSAGE_TYPES, AdList, MatchInfo, ProtocolError, Submit, decode, encode
-from htcpool.startd.messages import RequestClaim, SensorReadings
+from htcpool.protocol import (
+    MESSAGE_TYPES,
+    AdList,
+    DaemonCommand,
+    JobEvent,
+    JobUpdate,
+    MatchInfo,
+    ProtocolError,
+    Submit,
+    carry,
+    decode,
+    encode,
+)
+from htcpool.protocol.startd import Drain, DrainCompletion, RequestClaim, SensorReadings
 
 
 def _sample(cls: type) -> object:
-    values = {}
+    values: dict[str, object] = {}
+    hints = typing.get_type_hints(cls, globalns=vars(__import__(cls.__module__, fromlist=["_"])))
     for f in dataclasses.fields(cls):
         if f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING:
             continue
         hint = str(f.type)
-        if "ClassAd" in hint and "tuple" in hint:
+        kind = hints[f.name]
+        if isinstance(kind, type) and issubclass(kind, enum.Enum):
+            values[f.name] = list(kind)[-1]
+        elif "ClassAd" in hint and "tuple" in hint:
             values[f.name] = (ClassAd({"A": 1}),)
         elif "ClassAd" in hint:
             values[f.name] = ClassAd({"Name": "x", "Requirements": "TARGET.Memory > 2"})
@@ -49,6 +69,41 @@ def test_every_message_round_trips_through_json(name: str) -> None:
             assert [repr(x) for x in a] == [repr(x) for x in b]
         else:
             assert a == b
+
+
+@pytest.mark.parametrize("name", sorted(MESSAGE_TYPES))
+def test_every_message_is_carried_in_memory_unchanged(name: str) -> None:
+    message = _sample(MESSAGE_TYPES[name])
+    again = carry(message)
+    assert type(again) is type(message)
+    assert encode(again) == encode(message)
+
+
+def test_enum_fields_travel_as_their_values_and_come_back_as_members() -> None:
+    update = JobUpdate("c", "slot1@h", JobEvent.MISSED_DEFERRAL)
+    assert encode(update)["event"] == "missed_deferral"
+    assert carry(update).event is JobEvent.MISSED_DEFERRAL
+    drain = carry(Drain(on_completion=DrainCompletion.RESTART))
+    assert drain.on_completion is DrainCompletion.RESTART
+
+
+def test_an_enum_field_refuses_other_values_naming_the_choices() -> None:
+    with pytest.raises(ProtocolError) as e:
+        decode({"type": "DaemonCommand", "command": "explode"})
+    assert "DaemonCommand.command: expected one of 'off'" in str(e.value)
+    assert decode({"type": "DaemonCommand", "command": "reconfig"}) == DaemonCommand("reconfig")  # type: ignore[arg-type]
+
+
+def test_the_protocol_package_imports_no_core() -> None:
+    """Every core and both drivers share the protocol, so it may import only the ClassAd language."""
+    package = Path(protocol.__file__).parent
+    for path in package.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            for name in names:
+                if name.startswith("htcpool."):
+                    assert name.split(".")[1] in ("classad", "protocol"), f"{path.name} imports {name}"
 
 
 def test_classads_keep_expressions() -> None:

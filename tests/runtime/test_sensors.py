@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from htcpool.protocol.startd import SensorReadings
 from htcpool.runtime.sensors import FixedSensors, HostSensors, ScriptedSensors, newest_access
-from htcpool.startd.messages import SensorReadings
 
 NOW = 1_700_000_000.0
 BASE = SensorReadings(load_avg=0.5, keyboard_idle=900.0, console_idle=1200.0, memory=4096,

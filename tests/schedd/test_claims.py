@@ -5,6 +5,16 @@ from __future__ import annotations
 import pytest
 
 from htcpool.classad import ClassAd, parseOne
+from htcpool.protocol.startd import (
+    ActivateClaim,
+    ActivateReply,
+    Alive,
+    ClaimReply,
+    DeactivateClaim,
+    DeactivateReply,
+    ReleaseClaim,
+    RequestClaim,
+)
 from htcpool.schedd import (
     ClaimEvent,
     ClaimManager,
@@ -17,16 +27,6 @@ from htcpool.schedd import (
 )
 from htcpool.schedd.claims import TRANSITIONS, diagram
 from htcpool.schedd.settings import settings_from_config
-from htcpool.startd.messages import (
-    ActivateClaim,
-    ActivateReply,
-    Alive,
-    ClaimReply,
-    DeactivateClaim,
-    DeactivateReply,
-    ReleaseClaim,
-    RequestClaim,
-)
 
 T0 = 1_000_000.0
 SLOT = '[Name = "slot1@ep"; Memory = 1024; CLAIM_WORKLIFE = 1200; Requirements = true]'

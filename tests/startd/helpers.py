@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from htcpool.classad import ClassAd
 from htcpool.config import Config, fake_machine
+from htcpool.protocol.startd import Action
 from htcpool.startd import (
     ActivateClaim,
     MatchNotification,
@@ -13,7 +14,6 @@ from htcpool.startd import (
     StarterExited,
     settings_from_config,
 )
-from htcpool.startd.messages import Action
 
 HOST = "test.example.org"
 

@@ -13,7 +13,7 @@ from htcpool.classad.expr import ExprTree
 from htcpool.classad.forms import ParserType, quote, unquote
 from htcpool.classad.forms import parse_ads as parseAds
 from htcpool.classad.forms import parse_one as parseOne
-from htcpool.classad.values import AbsTime, ListValue, RelTime, Value
+from htcpool.classad.values import AbsTime, ListValue, RelTime, Value, as_float, as_int, as_number
 
 
 def parseNext(text: str, parser: ParserType = ParserType.Auto) -> ClassAd | None:  # noqa: N802
@@ -35,6 +35,9 @@ __all__ = [
     "ParserType",
     "RelTime",
     "Value",
+    "as_float",
+    "as_int",
+    "as_number",
     "fixed_clock",
     "parseAds",
     "parseNext",

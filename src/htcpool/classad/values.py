@@ -117,3 +117,26 @@ def type_name(v: object) -> str:
     if t is ListValue:
         return "list"
     return "classad"
+
+
+def as_number(v: object) -> float | int | None:
+    """An evaluated value as a number when it is an integer or a real, else None.
+
+    Booleans are not numbers here: callers reading a count, a size or a time from an
+    ad want ``true`` refused, not read as 1. This is the one helper every core and
+    driver uses to read a number out of a ClassAd value.
+    """
+    t = type(v)
+    return v if t is int or t is float else None  # type: ignore[return-value]
+
+
+def as_int(v: object, default: int = 0) -> int:
+    """An evaluated integer or real as an int (reals truncated), else ``default``."""
+    n = as_number(v)
+    return default if n is None else int(n)
+
+
+def as_float(v: object, default: float = 0.0) -> float:
+    """An evaluated integer or real as a float, else ``default``."""
+    n = as_number(v)
+    return default if n is None else float(n)

@@ -30,7 +30,7 @@ from htcpool.cli.common import (
 )
 from htcpool.cli.formats import format_duration
 from htcpool.protocol import DaemonCommand, Ok, QueryAds
-from htcpool.startd.messages import CancelDrain, Drain, Vacate
+from htcpool.protocol.startd import CancelDrain, Drain, Vacate
 
 #: the startd's refusal codes, in condor_drain's words
 _DRAIN_REFUSALS = {

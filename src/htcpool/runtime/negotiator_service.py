@@ -58,10 +58,10 @@ from htcpool.protocol import (
     UserprioCommand,
     UserprioQuery,
 )
+from htcpool.protocol.startd import MatchNotification
 from htcpool.runtime.daemon import Daemon
 from htcpool.runtime.http import RequestRefused
 from htcpool.runtime.store import SqliteAccountantStore
-from htcpool.startd.messages import MatchNotification
 
 log = logging.getLogger("htcpool.negotiator")
 

@@ -53,6 +53,7 @@ from htcpool.protocol import (
     Submit,
     UpdateAd,
 )
+from htcpool.protocol import startd as m
 from htcpool.runtime import schedd_commands, schedd_reconnect, shadow
 from htcpool.runtime.daemon import Daemon
 from htcpool.runtime.http import RequestRefused
@@ -63,7 +64,6 @@ from htcpool.schedd import settings_from_config as schedd_settings
 from htcpool.schedd.claims import ClaimState
 from htcpool.schedd.priority import submitter_of
 from htcpool.schedd.states import ACTIVE
-from htcpool.startd import messages as m
 
 log = logging.getLogger("htcpool.schedd")
 

@@ -38,7 +38,7 @@ from typing import Any, Protocol
 
 import psutil
 
-from htcpool.startd.messages import SensorReadings
+from htcpool.protocol.startd import SensorReadings
 
 _MIB = 1024 * 1024
 

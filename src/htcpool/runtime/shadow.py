@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING, Any
 
 from htcpool.classad import ClassAd, ExprTree
 from htcpool.protocol import JobUpdate, Ok
+from htcpool.protocol import startd as m
 from htcpool.runtime.http import RequestRefused
 from htcpool.schedd import JobStatus, UnknownClaim
 from htcpool.schedd.queue import HOLD_MISSED_DEFERRAL, MISSED_DEFERRAL_REASON
 from htcpool.schedd.states import ACTIVE
-from htcpool.startd import messages as m
 
 if TYPE_CHECKING:
     from htcpool.runtime.schedd_service import ScheddService

@@ -50,6 +50,7 @@ from htcpool.protocol import (
     Reschedule,
     UpdateAd,
 )
+from htcpool.protocol import startd as m
 from htcpool.runtime.daemon import Daemon
 from htcpool.runtime.http import RequestRefused
 from htcpool.runtime.launch import LaunchError, launch_spec
@@ -57,7 +58,6 @@ from htcpool.runtime.machine_attrs import machine_attributes
 from htcpool.runtime.sensors import HostSensors, ScriptedSensors
 from htcpool.runtime.starter_client import StarterHandle
 from htcpool.startd import ConfigSource, Startd, settings_from_config
-from htcpool.startd import messages as m
 
 log = logging.getLogger("htcpool.startd")
 

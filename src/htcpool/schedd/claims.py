@@ -40,12 +40,7 @@ from enum import Enum
 
 from htcpool.classad import ClassAd
 from htcpool.classad.match import requirements_hold
-from htcpool.schedd.errors import ScheddError
-from htcpool.schedd.priority import submitter_of
-from htcpool.schedd.queue import JobQueue
-from htcpool.schedd.states import ACTIVE, JobStatus
-from htcpool.schedd.store import JobId
-from htcpool.startd.messages import (
+from htcpool.protocol.startd import (
     ActivateClaim,
     ActivateReply,
     Alive,
@@ -55,6 +50,11 @@ from htcpool.startd.messages import (
     ReleaseClaim,
     RequestClaim,
 )
+from htcpool.schedd.errors import ScheddError
+from htcpool.schedd.priority import submitter_of
+from htcpool.schedd.queue import JobQueue
+from htcpool.schedd.states import ACTIVE, JobStatus
+from htcpool.schedd.store import JobId
 
 ClaimAction = RequestClaim | ActivateClaim | DeactivateClaim | ReleaseClaim | Alive
 MIN_ALIVE_INTERVAL = 10

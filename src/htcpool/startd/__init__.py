@@ -2,7 +2,7 @@
 
 Build a ``Startd`` from ``StartdSettings`` (``settings_from_config`` fills them from
 an ``htcpool.config.Config``), then feed it messages and timer calls, each with
-``now``; it answers with actions (``messages``) and keeps one ClassAd per slot::
+``now``; it answers with actions (``htcpool.protocol.startd``) and keeps one ClassAd per slot::
 
     startd = Startd(settings_from_config(config), now=0.0)
     actions = startd.handle(RequestClaim(claim_id, job_ad), now=10.0)
@@ -17,17 +17,7 @@ Modules: ``states`` (the transition table), ``layout`` (slot types and resources
 ``machine`` (the ``Startd`` core).
 """
 
-from htcpool.startd.errors import IllegalTransition, LayoutError, StartdError, StartdUsageError
-from htcpool.startd.layout import (
-    Inventory,
-    Resources,
-    Share,
-    SlotSpec,
-    build_layout,
-    parse_slot_type,
-)
-from htcpool.startd.machine import Startd
-from htcpool.startd.messages import (
+from htcpool.protocol.startd import (
     Action,
     ActivateClaim,
     ActivateReply,
@@ -67,6 +57,16 @@ from htcpool.startd.messages import (
     SuspendJob,
     Vacate,
 )
+from htcpool.startd.errors import IllegalTransition, LayoutError, StartdError, StartdUsageError
+from htcpool.startd.layout import (
+    Inventory,
+    Resources,
+    Share,
+    SlotSpec,
+    build_layout,
+    parse_slot_type,
+)
+from htcpool.startd.machine import Startd
 from htcpool.startd.settings import (
     ConfigSource,
     SlotTypeSettings,

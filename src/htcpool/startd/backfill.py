@@ -28,8 +28,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from htcpool.protocol.startd import KillBackfillClient, StartBackfillClient
 from htcpool.startd import transitions
-from htcpool.startd.messages import KillBackfillClient, StartBackfillClient
 from htcpool.startd.slot import Slot
 from htcpool.startd.states import Activity, Event, State
 

@@ -33,9 +33,9 @@ from typing import TYPE_CHECKING
 from htcpool.classad import ClassAd
 from htcpool.classad.match import requirements_hold
 from htcpool.classad.nodes import Node
+from htcpool.protocol.startd import ClaimReply, NotifySchedd, RequestClaim, SendAd
 from htcpool.startd.claim import Claim
 from htcpool.startd.layout import Resources, satisfies
-from htcpool.startd.messages import ClaimReply, NotifySchedd, RequestClaim, SendAd
 from htcpool.startd.policy import number, parse
 from htcpool.startd.settings import StartdSettings
 from htcpool.startd.slot import DYNAMIC, Slot

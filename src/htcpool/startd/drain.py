@@ -1,6 +1,6 @@
 """Draining: the machine-wide drain request and its accounting.
 
-A drain request (``messages.Drain``) is graceful, quick or fast. While it lasts every
+A drain request (``protocol.startd.Drain``) is graceful, quick or fast. While it lasts every
 slot advertises unavailable Requirements (``False``, or the drain's start expression
 ``&& WithinResourceLimits``), Owner and Unclaimed slots move to Drained/Retiring
 (36/37), and every slot's claim ends (graceful: retired reversibly, so running jobs
@@ -31,9 +31,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from htcpool.classad.nodes import Node
+from htcpool.protocol.startd import DaemonAction, Drain, DrainReply
 from htcpool.startd import dynamic, retirement
 from htcpool.startd.claim import Claim
-from htcpool.startd.messages import DaemonAction, Drain, DrainReply
 from htcpool.startd.policy import parse
 from htcpool.startd.states import Activity, State
 

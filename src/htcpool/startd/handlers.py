@@ -38,9 +38,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from htcpool.classad.match import requirements_hold
-from htcpool.startd import backfill, carving, drain, dynamic, retirement, transitions
-from htcpool.startd.claim import Claim
-from htcpool.startd.messages import (
+from htcpool.protocol.startd import (
     ActivateClaim,
     ActivateReply,
     Alive,
@@ -67,6 +65,8 @@ from htcpool.startd.messages import (
     SuspendClaim,
     Vacate,
 )
+from htcpool.startd import backfill, carving, drain, dynamic, retirement, transitions
+from htcpool.startd.claim import Claim
 from htcpool.startd.slot import Slot
 from htcpool.startd.states import Activity, Event, State, allowed
 

@@ -32,15 +32,7 @@ from typing import Any
 
 from htcpool.classad import ClassAd, EvalContext, fixed_clock
 from htcpool.classad.nodes import Node
-from htcpool.startd import carving, dynamic, transitions
-from htcpool.startd.ads import publish_static, within_resource_limits
-from htcpool.startd.claim import Claim
-from htcpool.startd.drain import DrainState, DrainTotals, check_drain, drain_completion
-from htcpool.startd.errors import StartdUsageError
-from htcpool.startd.evaluation import suggest
-from htcpool.startd.handlers import HANDLERS
-from htcpool.startd.layout import Inventory, build_layout
-from htcpool.startd.messages import (
+from htcpool.protocol.startd import (
     Action,
     DaemonAction,
     HardKill,
@@ -51,6 +43,14 @@ from htcpool.startd.messages import (
     SendAd,
     SensorReadings,
 )
+from htcpool.startd import carving, dynamic, transitions
+from htcpool.startd.ads import publish_static, within_resource_limits
+from htcpool.startd.claim import Claim
+from htcpool.startd.drain import DrainState, DrainTotals, check_drain, drain_completion
+from htcpool.startd.errors import StartdUsageError
+from htcpool.startd.evaluation import suggest
+from htcpool.startd.handlers import HANDLERS
+from htcpool.startd.layout import Inventory, build_layout
 from htcpool.startd.policy import CompiledPolicy, Evaluator, compile_policy, parse
 from htcpool.startd.retirement import kill_claim, retirement_left
 from htcpool.startd.settings import StartdSettings

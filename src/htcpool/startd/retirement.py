@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from htcpool.protocol.startd import HardKill, SoftKill
 from htcpool.startd import backfill, transitions
 from htcpool.startd.claim import (
     INFINITE,
@@ -34,7 +35,6 @@ from htcpool.startd.claim import (
 from htcpool.startd.claim import (
     retirement_expired as _expired,
 )
-from htcpool.startd.messages import HardKill, SoftKill
 from htcpool.startd.policy import Evaluator
 from htcpool.startd.slot import Slot
 from htcpool.startd.states import Activity, Event, State

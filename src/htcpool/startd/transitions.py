@@ -27,9 +27,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from htcpool.startd import backfill, carving, dynamic, retirement
-from htcpool.startd.claim import Claim, max_vacate_time, retirement_remaining
-from htcpool.startd.messages import (
+from htcpool.protocol.startd import (
     ClaimReply,
     ContinueJob,
     HardKill,
@@ -38,6 +36,8 @@ from htcpool.startd.messages import (
     SoftKill,
     SuspendJob,
 )
+from htcpool.startd import backfill, carving, dynamic, retirement
+from htcpool.startd.claim import Claim, max_vacate_time, retirement_remaining
 from htcpool.startd.slot import Slot
 from htcpool.startd.states import Activity, Event, State, step
 

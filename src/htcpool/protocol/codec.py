@@ -1,277 +1,60 @@
-"""Typed messages between daemons, and the JSON form they travel in.
-
-Every message is a small frozen dataclass. The startd's messages and actions
-(``htcpool.startd.messages``) are part of the protocol as they are: the schedd
-sends ``RequestClaim``, ``ActivateClaim`` … and the startd answers with
-``ClaimReply``, ``ActivateReply``, ``NotifySchedd`` …. This module adds the
-messages of the collector, the negotiator, the schedd's clients and the job
-updates a startd sends about its starters.
+"""The JSON form messages travel in, and the registry of message types.
 
 ``encode(message)`` gives a JSON-ready dict ``{"type": ClassName, field: value}``;
-ClassAds travel as ``{"$ad": text}`` in the new ClassAd syntax and tuples as lists.
-In a field of ads (``tuple[ClassAd, ...]``: ``Submit``, ``IdleJobs``,
-``AdList``), an ad that has every attribute of the ad before it, spelled the
-same, travels as ``{"$prev": text}``: only the attributes whose expressions
-differ from the previous ad's (the same expression object, or equal plain
-literals, count as the same). The jobs of a cluster and the idle jobs of a
-queue are such runs (one job ad copied for every proc), so a 10,000-job submit
-carries one full ad and 9,999 ads of a few attributes each, as condor_submit
-sends a cluster ad and proc ads; the decoded ads share the unchanged
-expressions, which the schedd's per-cluster shortcuts recognise.
-``decode(data)`` checks the type name, the fields and their simple types and
-raises ``ProtocolError`` naming the field for anything else, so a malformed
-request is refused at the boundary and never reaches a core.
+ClassAds travel as ``{"$ad": text}`` in the new ClassAd syntax, tuples as lists and
+enums by their value. In a field of ads (``tuple[ClassAd, ...]``: ``Submit``,
+``IdleJobs``, ``AdList``), an ad that has every attribute of the ad before it, spelled
+the same, travels as ``{"$prev": text}``: only the attributes whose expressions
+differ from the previous ad's (the same expression object, or equal plain literals,
+count as the same). The jobs of a cluster and the idle jobs of a queue are such runs
+(one job ad copied for every proc), so a 10,000-job submit carries one full ad and
+9,999 ads of a few attributes each, as condor_submit sends a cluster ad and proc ads;
+the decoded ads share the unchanged expressions, which the schedd's per-cluster
+shortcuts recognise.
+
+``decode(data)`` checks the type name, the fields and their simple types (an enum
+field takes only its members' values) and raises ``ProtocolError`` naming the field
+for anything else, so a malformed request is refused at the boundary and never
+reaches a core.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import enum
 import math
 import types
 import typing
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from htcpool.classad import ClassAd, ClassAdError, parseOne
 from htcpool.classad.nodes import Literal
 from htcpool.classad.unparse import unparse
-from htcpool.startd import messages as startd_messages
 
 
 class ProtocolError(ValueError):
     """A message that cannot be decoded: unknown type, missing or mistyped field."""
 
 
-# --------------------------------------------------------------------------- collector
-
-
-@dataclass(frozen=True, slots=True)
-class UpdateAd:
-    """Advertise an ad; ``private`` attributes (claim ids) are shown only to the negotiator."""
-
-    ad: ClassAd
-    private: ClassAd | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class InvalidateAd:
-    my_type: str
-    name: str = ""
-    constraint: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class QueryAds:
-    """Ads of one type (``Any`` for all) satisfying a constraint, optionally projected."""
-
-    my_type: str
-    constraint: str = ""
-    projection: tuple[str, ...] = ()
-    private: bool = False
-    limit: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class AdList:
-    ads: tuple[ClassAd, ...] = ()
-
-
-# --------------------------------------------------------------------------- negotiator
-
-
-@dataclass(frozen=True, slots=True)
-class Reschedule:
-    """condor_reschedule: new work or free slots; negotiate soon."""
-
-    reason: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class FetchRequests:
-    """The negotiator asks a schedd for the idle jobs of some submitters (all when empty)."""
-
-    submitters: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class IdleJobs:
-    """A schedd's answer to ``FetchRequests``: ``submitters[i]`` submitted ``ads[i]``."""
-
-    submitters: tuple[str, ...] = ()
-    ads: tuple[ClassAd, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class MatchInfo:
-    """The negotiator tells a schedd: ``job`` may claim the slot with ``claim_id``."""
-
-    claim_id: str
-    slot_ad: ClassAd
-    cluster: int
-    proc: int
-    submitter: str
-    preempt_claim_ids: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class UserprioQuery:
-    """What condor_userprio reads: accounting ads (``quotas`` for the -quotas view)."""
-
-    all_users: bool = True
-
-
-@dataclass(frozen=True, slots=True)
-class UserprioCommand:
-    """condor_userprio -setfactor / -setprio / -setaccum / -setceiling / -setfloor / -resetusage /
-    -resetall / -delete."""
-
-    op: str
-    name: str = ""
-    value: float = 0.0
-    duration: float = 0.0  # -duration: a lease on a factor, ceiling or floor (0: none)
-
-
-@dataclass(frozen=True, slots=True)
-class Records:
-    """Plain records answered by a query (accounting rows, job-id lists, …)."""
-
-    rows: tuple[Mapping[str, Any], ...] = ()
-
-
-# --------------------------------------------------------------------------- schedd
-
-
-@dataclass(frozen=True, slots=True)
-class Submit:
-    """condor_submit: one cluster of job ads made by the submit core on the client."""
-
-    owner: str
-    ads: tuple[ClassAd, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class Submitted:
-    cluster: int
-    count: int
-    warnings: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class QueueQuery:
-    constraint: str = ""
-    projection: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class HistoryQuery:
-    constraint: str = ""
-    limit: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class JobAction:
-    """condor_hold, _release, _rm, _vacate_job, _prio on job ids or a constraint.
-
-    ``action`` is one of hold, release, remove, vacate, prio; ``targets`` are
-    ``cluster`` or ``cluster.proc`` or user names; ``value`` is the new priority
-    (``relative``: an adjustment) for prio.
-    """
-
-    action: str
-    user: str
-    targets: tuple[str, ...] = ()
-    constraint: str = ""
-    reason: str = ""
-    value: int = 0
-    relative: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class ActionResult:
-    """Per target: the job ids acted on and the errors met."""
-
-    done: tuple[str, ...] = ()
-    errors: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class JobUpdate:
-    """A startd reports what the starter of a claim's job did.
-
-    ``event`` is provisioned (sent before the activation's reply), started,
-    suspended, continued, usage, error or exited; ``killed`` is
-    true when the startd itself killed the job (vacate, preemption).
-    """
-
-    claim_id: str
-    slot: str
-    event: str
-    exit_code: int | None = None
-    exit_signal: int | None = None
-    killed: bool = False
-    user_cpu: float = 0.0
-    sys_cpu: float = 0.0
-    rss_kb: int = 0
-    image_size_kb: int = 0
-    wall: float = 0.0
-    processes: int = 0  # "suspended": how many of the job's processes were stopped
-    message: str = ""
-    #: "provisioned": what the slot gives the job (Cpus/Memory/Disk/GPUsProvisioned, CondorScratchDir)
-    resources: Mapping[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True, slots=True)
-class Reconnect:
-    """A restarted schedd asks whether a claim and its job are still alive at the startd."""
-
-    claim_id: str
-    schedd: str
-
-
-@dataclass(frozen=True, slots=True)
-class ReconnectReply:
-    claim_id: str
-    alive: bool
-    slot: str = ""
-    activity: str = ""
-
-
-# --------------------------------------------------------------------------- every daemon
-
-
-@dataclass(frozen=True, slots=True)
-class DaemonCommand:
-    """Administrative commands: off (peaceful/graceful/fast), on, restart, reconfig."""
-
-    command: str
-    how: str = "graceful"
-    daemons: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class Ok:
-    detail: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class Failure:
-    """A refused request: a status (HTTP-like) and a message naming what was wrong."""
-
-    status: int
-    detail: str
-
-
-_OWN = (UpdateAd, InvalidateAd, QueryAds, AdList, Reschedule, FetchRequests, IdleJobs, MatchInfo,
-        UserprioQuery, UserprioCommand, Records, Submit, Submitted, QueueQuery, HistoryQuery,
-        JobAction, ActionResult, JobUpdate, Reconnect, ReconnectReply, DaemonCommand, Ok, Failure)
-_STARTD = tuple(
-    obj for obj in vars(startd_messages).values()
-    if isinstance(obj, type) and dataclasses.is_dataclass(obj) and obj.__module__ == startd_messages.__name__
-)
-MESSAGE_TYPES: dict[str, type] = {cls.__name__: cls for cls in (*_STARTD, *_OWN)}
-
-# --------------------------------------------------------------------------- JSON form
+def message_types(modules: Iterable[types.ModuleType]) -> dict[str, type]:
+    """Every dataclass defined in ``modules``, by class name (names are unique)."""
+    out: dict[str, type] = {}
+    for module in modules:
+        for obj in vars(module).values():
+            if isinstance(obj, type) and dataclasses.is_dataclass(obj) and obj.__module__ == module.__name__:
+                if obj.__name__ in out and out[obj.__name__] is not obj:
+                    raise TypeError(f"two protocol messages are named {obj.__name__}")
+                out[obj.__name__] = obj
+    return out
+
+
+def _registry() -> dict[str, type]:
+    from htcpool.protocol import admin, collector, negotiator, schedd, startd
+    return message_types((startd, collector, negotiator, schedd, admin))
+
+
+MESSAGE_TYPES: dict[str, type] = _registry()
 
 
 def _same_node(a: Any, b: Any) -> bool:
@@ -323,6 +106,8 @@ def _encode_ads(ads: tuple[ClassAd, ...]) -> list[Any]:
 
 
 def _encode_value(value: Any) -> Any:
+    if isinstance(value, enum.Enum):
+        return value.value
     if isinstance(value, ClassAd):
         return {"$ad": unparse(value)}
     if isinstance(value, tuple | list):
@@ -404,6 +189,12 @@ def _decode_value(value: Any, hint: Any, where: str) -> Any:
         return {str(k): _decode_value(v, vhint, f"{where}.{k}") for k, v in value.items()}
     if hint is Any:
         return value
+    if isinstance(hint, type) and issubclass(hint, enum.Enum):
+        try:
+            return hint(value)
+        except ValueError:
+            choices = ", ".join(repr(member.value) for member in hint)
+            raise ProtocolError(f"{where}: expected one of {choices}") from None
     if hint is float:
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise ProtocolError(f"{where}: expected a number")
@@ -474,11 +265,3 @@ def decode(data: Any) -> Any:
     if unknown:
         raise ProtocolError(f"{name}: unknown field {unknown[0]!r}")
     return cls(**kwargs)
-
-
-__all__ = [
-    "MESSAGE_TYPES", "ActionResult", "AdList", "DaemonCommand", "Failure", "FetchRequests",
-    "HistoryQuery", "IdleJobs", "InvalidateAd", "JobAction", "JobUpdate", "MatchInfo", "Ok", "ProtocolError",
-    "QueryAds", "QueueQuery", "Reconnect", "ReconnectReply", "Records", "Reschedule", "Submit",
-    "Submitted", "UpdateAd", "UserprioCommand", "UserprioQuery", "decode", "encode", "field",
-]

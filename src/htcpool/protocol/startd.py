@@ -14,8 +14,40 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 from htcpool.classad import ClassAd
+from htcpool.protocol.admin import How
+
+
+class DrainSpeed(StrEnum):
+    """condor_drain -how: graceful retires jobs, quick vacates them, fast kills them."""
+
+    GRACEFUL = "graceful"
+    QUICK = "quick"
+    FAST = "fast"
+
+
+class DrainCompletion(StrEnum):
+    """What a startd does when a drain completes (condor_drain's -resume/-exit/-restart/-reconfig-on-completion)."""
+
+    NOTHING = "nothing"
+    RESUME = "resume"
+    EXIT = "exit"
+    RESTART = "restart"
+    RECONFIG = "reconfig"
+
+
+class DaemonActionKind(StrEnum):
+    EXIT = "exit"
+    RESTART = "restart"
+    RECONFIG = "reconfig"
+
+
+class Notice(StrEnum):
+    """What a startd tells the schedd of a claim."""
+
+    RELEASE = "release"  # the claim is gone
 
 # --------------------------------------------------------------------------- messages in
 
@@ -139,20 +171,17 @@ class ContinueClaim:
 
 @dataclass(frozen=True, slots=True)
 class Shutdown:
-    """condor_off: ``"peaceful"``, ``"graceful"`` or ``"fast"``."""
+    """condor_off: peaceful, graceful or fast."""
 
-    how: str = "graceful"
-
-
-DRAIN_GRACEFUL, DRAIN_QUICK, DRAIN_FAST = "graceful", "quick", "fast"
+    how: How = How.GRACEFUL
 
 
 @dataclass(frozen=True, slots=True)
 class Drain:
     """condor_drain: how fast, what to do on completion, and the optional expressions."""
 
-    how_fast: str = DRAIN_GRACEFUL
-    on_completion: str = "nothing"  # nothing, resume, exit, restart, reconfig
+    how_fast: DrainSpeed = DrainSpeed.GRACEFUL
+    on_completion: DrainCompletion = DrainCompletion.NOTHING
     check_expr: str | None = None
     start_expr: str | None = None
     reason: str = "by admin"
@@ -268,7 +297,7 @@ class NotifySchedd:
 
     schedd: str
     claim_id: str
-    kind: str
+    kind: Notice
     reason: str = ""
 
 
@@ -296,9 +325,9 @@ class DrainReply:
 
 @dataclass(frozen=True, slots=True)
 class DaemonAction:
-    """The startd itself should ``exit``, ``restart`` or ``reconfig`` (drain completion, shutdown)."""
+    """The startd itself should exit, restart or reconfigure (drain completion, shutdown)."""
 
-    kind: str
+    kind: DaemonActionKind
 
 
 @dataclass(frozen=True, slots=True)

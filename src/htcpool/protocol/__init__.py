@@ -1,0 +1,55 @@
+"""Every message between htcpool's daemons, and the one form they travel in.
+
+Each message is a small frozen dataclass, in one module per daemon that takes it:
+
+* ``startd``: what the schedd, the negotiator, the starters, the sensors and the
+  administrators tell the startd core (``RequestClaim``, ``ActivateClaim``, ``Drain`` …),
+  and the actions the core answers with (``StartJob``, ``ClaimReply``, ``NotifySchedd`` …);
+* ``collector``: ads in and out (``UpdateAd``, ``QueryAds``, ``AdList``);
+* ``negotiator``: ``Reschedule``, ``FetchRequests``/``IdleJobs``, ``MatchInfo`` and
+  condor_userprio's ``UserprioQuery``/``UserprioCommand``;
+* ``schedd``: ``Submit``, queue and history queries, ``JobAction``, the startds'
+  ``JobUpdate`` reports and ``Reconnect``;
+* ``admin``: ``DaemonCommand``, ``Ok`` and ``Failure``.
+
+``codec`` turns any of them into JSON and back (``encode``/``decode``); ``memory``
+hands them over within one process through the same codec. The package imports the
+ClassAd language and nothing else of htcpool, so every core and both drivers can
+share it without importing one another.
+"""
+
+from htcpool.protocol.admin import Command, DaemonCommand, Failure, How, Ok
+from htcpool.protocol.codec import MESSAGE_TYPES, ProtocolError, decode, encode  # noqa: I001 (after the messages)
+from htcpool.protocol.collector import AdList, InvalidateAd, QueryAds, UpdateAd
+from htcpool.protocol.memory import carry
+from htcpool.protocol.negotiator import (
+    FetchRequests,
+    IdleJobs,
+    MatchInfo,
+    Records,
+    Reschedule,
+    UserprioCommand,
+    UserprioOp,
+    UserprioQuery,
+)
+from htcpool.protocol.schedd import (
+    ActionResult,
+    HistoryQuery,
+    JobAction,
+    JobActionKind,
+    JobEvent,
+    JobUpdate,
+    QueueQuery,
+    Reconnect,
+    ReconnectReply,
+    Submit,
+    Submitted,
+)
+
+__all__ = [
+    "MESSAGE_TYPES", "ActionResult", "AdList", "Command", "DaemonCommand", "Failure", "FetchRequests",
+    "HistoryQuery", "How", "IdleJobs", "InvalidateAd", "JobAction", "JobActionKind", "JobEvent", "JobUpdate",
+    "MatchInfo", "Ok", "ProtocolError", "QueryAds", "QueueQuery", "Reconnect", "ReconnectReply", "Records",
+    "Reschedule", "Submit", "Submitted", "UpdateAd", "UserprioCommand", "UserprioOp", "UserprioQuery",
+    "carry", "decode", "encode",
+]
