@@ -1,8 +1,8 @@
 """Job deferral: the one place that says when a deferred job is offered, started or missed.
 
-HTCondor's job deferral (the job-scheduling seed, "Job Deferral", and the manual's
-"Time Scheduling for Job Execution") is read from three job attributes, each an
-expression evaluated at the moment of the decision:
+HTCondor's job deferral (the manual's "Time Scheduling for Job Execution", "Job
+Deferral"; docs/submit.md) is read from three job attributes, each an expression
+evaluated at the moment of the decision:
 
 * ``DeferralTime``: the epoch second at which the job should start;
 * ``DeferralWindow`` (seconds, default 0): how late the start may still be;

@@ -13,6 +13,8 @@ import pytest
 from tests.classad.reference import HAVE_JSON, ad_outcome, expr_outcome, requires_reference
 
 EXPRESSIONS = [
+    ('string_order_is_byte_order', '"00\\302\\200" < "00\\200"', ('"00\\302\\200" < "00\\200"', '"00\\302\\200" < "00\\200"', 'false')),
+    ('string_order_is_byte_order_reversed', '"\\377" > "é"', ('"\\377" > "\\303\\251"', '"\\377" > "\\303\\251"', 'true')),
     ('octal_escapes_are_utf8_bytes', '"\\303\\251"', ('"\\303\\251"', '"\\303\\251"', '"\\303\\251"')),
     ('non_ascii_string_printed_as_octal_bytes', '"é"', ('"\\303\\251"', '"\\303\\251"', '"\\303\\251"')),
     ('non_ascii_quoted_name_printed_as_octal', "'é'", ("'\\303\\251'", "'\\303\\251'", 'undefined')),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from htcpool.classad import ClassAd, ExprTree
+from htcpool.classad import ClassAd, EvalContext, ExprTree, fixed_clock
 from htcpool.classad.parser import parse_expression
 from htcpool.cli.formats import format_better_analyze
 from htcpool.cli.formats.analyze import references, summary_lines
@@ -18,6 +18,7 @@ from htcpool.cli.formats.clauses import (
     wrap_expression,
 )
 from tests.cli.golden_pool import (
+    QUERY_TIME,
     SCHEDD_ADDRESS,
     SCHEDD_NAME,
     golden,
@@ -26,13 +27,16 @@ from tests.cli.golden_pool import (
     slot_ads,
 )
 
+AT_QUERY = EvalContext(clock=fixed_clock(QUERY_TIME))
+
 
 def _job(cluster: int, proc: int) -> ClassAd:
     return next(j for j in queue_jobs() if (j["ClusterId"], j["ProcId"]) == (cluster, proc))
 
 
 def _analyze(job: ClassAd, slots: list[ClassAd]) -> str:
-    return format_better_analyze(job, slots, schedd_name=SCHEDD_NAME, schedd_address=SCHEDD_ADDRESS)
+    return format_better_analyze(job, slots, schedd_name=SCHEDD_NAME, schedd_address=SCHEDD_ADDRESS,
+                                 now=QUERY_TIME)
 
 
 @pytest.mark.parametrize(
@@ -84,9 +88,9 @@ def test_parentheses_split_again_inside_comparisons() -> None:
 def _table(requirements: str, job: ClassAd, slots: list[ClassAd]) -> list[str]:
     node = parse_expression(requirements)
     clauses = split_clauses(node)
-    find_constants(clauses, job, [references(c.node, job)[1] for c in clauses])
+    find_constants(clauses, job, [references(c.node, job)[1] for c in clauses], AT_QUERY)
     propagate_constants(clauses)
-    count_matches(clauses, job, slots)
+    count_matches(clauses, job, slots, AT_QUERY)
     return reduced_rows(clauses)
 
 
@@ -148,7 +152,7 @@ def test_wrapping_indents_inside_parentheses() -> None:
 def test_summary_warns_when_every_slot_refuses_the_job() -> None:
     slot = slot_ads()[0].copy()
     slot["Start"] = False
-    assert summary_lines(_job(2, 3), [slot]) == [
+    assert summary_lines(_job(2, 3), [slot], AT_QUERY) == [
         "\n002.003:  Run analysis summary ignoring user priority.  Of 1 slots on 1 machines,\n",
         "      0 slots are rejected by your job's requirements\n",
         "      1 slots reject your job because of their own requirements\n",
@@ -168,7 +172,7 @@ def test_summary_of_slots_serving_users() -> None:
     other = slot.copy()
     other["Name"] = "slot2@zq"
     other["RemoteUser"] = "carol@localhost"
-    lines = summary_lines(job, [slot, other])
+    lines = summary_lines(job, [slot, other], AT_QUERY)
     assert lines[1:] == [
         "      0 slots are rejected by your job's requirements\n",
         "      0 slots reject your job because of their own requirements\n",

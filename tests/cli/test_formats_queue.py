@@ -88,7 +88,7 @@ def test_hold_view_matches_golden() -> None:
 
 
 def test_autoformat_matches_golden() -> None:
-    text = format_autoformat(queue_jobs(), ["ClusterId", "ProcId", "JobStatus", "AcctGroup"])
+    text = format_autoformat(queue_jobs(), ["ClusterId", "ProcId", "JobStatus", "AcctGroup"], now=QUERY_TIME)
     assert text == golden("condor_q_af.txt")
 
 
@@ -126,7 +126,7 @@ def test_json_of_nothing_is_empty() -> None:
 def test_autoformat_prints_values_bare() -> None:
     ad = _job(1, 0, Load=0.5, Flag=True, Items=[1, 2])
     assert format_autoformat(
-        [ad], ["Cmd", "Load", "Flag", "Missing", "Items", "ClusterId + 1"]
+        [ad], ["Cmd", "Load", "Flag", "Missing", "Items", "ClusterId + 1"], now=QUERY_TIME
     ) == ("/bin/sleep 0.5 true undefined { 1,2 } 2\n")
 
 

@@ -50,7 +50,7 @@ def test_nothing_selected_prints_nothing() -> None:
 
 
 def test_autoformat_matches_golden() -> None:
-    text = format_status_af(slot_ads(), ["Name", "State", "Activity", "Cpus", "Memory"])
+    text = format_status_af(slot_ads(), ["Name", "State", "Activity", "Cpus", "Memory"], now=QUERY_TIME)
     assert sanitize(text) == golden("condor_status_af.txt")
 
 

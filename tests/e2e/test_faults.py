@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
 import signal
-import time
 
 import httpx
 
@@ -29,9 +29,18 @@ def test_schedd_killed_mid_run_reconnects_without_losing_or_duplicating(make_poo
     pool.wait_for(lambda: all(pool.status(cluster, p) == 2 for p in range(2)), 20, "both running")
     old = pool.kill("schedd", signal.SIGKILL)
     pool.wait_restarted("schedd", old)
-    # after the restart the queue still holds both jobs, still running (reconnected)
+    # after the restart the queue still holds both jobs
     assert sorted(int(j["ProcId"]) for j in pool.jobs(f"ClusterId == {cluster}")) == [0, 1]
-    pool.wait_for(lambda: all(pool.status(cluster, p) == 4 for p in range(2)), 30, "completion")
+    seen: set[int | None] = set()
+
+    def completed() -> bool:
+        statuses = [pool.status(cluster, p) for p in range(2)]
+        seen.update(statuses)
+        return statuses == [4, 4]
+
+    pool.wait_for(completed, 30, "completion", show=lambda: seen)
+    # reconnected: running on until they completed, never sent back to Idle
+    assert seen - {None} <= {2, 4}, seen
     for proc in range(2):
         out = (pool.jobs_dir / f"sleeper.{cluster}.{proc}.out").read_text()
         assert out.count("started") == 1, out  # ran once: no duplicate start
@@ -58,8 +67,10 @@ def test_startd_killed_jobs_go_back_to_idle_and_run_again(make_pool) -> None:
     pool.wait_for(lambda: pool.status(cluster) == 4, 40, "completion after the restart")
     done = pool.history(f"ClusterId == {cluster}")[0]
     assert done["NumJobStarts"] >= 2
-    log = (pool.jobs_dir / "sleeper.log").read_text()
-    assert log.count("Job executing on host") >= 2
+    # the user log: started, evicted back to Idle, started again, terminated
+    events = re.findall(r"^(\d{3}) \(", (pool.jobs_dir / "sleeper.log").read_text(), re.M)
+    runs = [e for e in events if e in ("001", "004", "005")]
+    assert runs[:3] == ["001", "004", "001"] and runs[-1] == "005", events
 
 
 def test_negotiator_and_collector_killed_pool_recovers(make_pool) -> None:
@@ -74,6 +85,7 @@ def test_negotiator_and_collector_killed_pool_recovers(make_pool) -> None:
 
 def test_malformed_requests_are_refused_without_harm(make_pool) -> None:
     pool = make_pool()
+    pids = {d: pool.pid_of(d) for d in ("collector", "negotiator", "schedd", "startd")}
     token = pool.layout.read_token()
     for daemon in ("collector", "negotiator", "schedd", "startd", "master"):
         url = pool.layout.read_address(daemon) + "/v1/message"
@@ -88,6 +100,6 @@ def test_malformed_requests_are_refused_without_harm(make_pool) -> None:
             r = httpx.post(url, content=body, headers=auth)
             assert 400 <= r.status_code < 500, (daemon, body, r.status_code, r.text)
             assert r.json()["type"] == "Failure"
-    time.sleep(0.5)
-    cluster = _sleeper(pool, 1)  # every daemon still works
+    cluster = _sleeper(pool, 1)  # every daemon still works, none was restarted
     pool.wait_for(lambda: pool.status(cluster) == 4, 30, "a job after the bad requests")
+    assert {d: pool.pid_of(d) for d in pids} == pids

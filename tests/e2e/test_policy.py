@@ -78,6 +78,10 @@ def _states(pids: list[int], *wanted: str | None) -> bool:
     return all(process_state(pid) in wanted for pid in pids)
 
 
+def _process_states(pids: list[int]) -> list[str | None]:
+    return [process_state(pid) for pid in pids]
+
+
 def _slot(pool) -> tuple[str, str]:
     ad = pool.slots()[0]
     return str(ad["State"]), str(ad["Activity"])
@@ -100,14 +104,17 @@ def test_desktop_owner_activity_suspends_then_continues_the_job(make_pool) -> No
     assert _slot(pool) == ("Claimed", "Busy")
 
     _owner_typing(pool)
-    pool.wait_for(lambda: _states(family, "T"), 10, "the job and its processes stopped")
+    pool.wait_for(lambda: _states(family, "T"), 10, "the job and its processes stopped",
+                  show=lambda: _process_states(family))
     pool.wait_for(lambda: _slot(pool) == ("Claimed", "Suspended"), 10, "Claimed/Suspended")
     pool.wait_for(lambda: pool.status(cluster) == 7, 10, "JobStatus 7 (suspended)")
-    time.sleep(1.5)  # still stopped while the owner keeps typing
-    assert _states(family, "T")
+    pool.holds_for(lambda: _states(family, "T") and _slot(pool) == ("Claimed", "Suspended"),
+                   "the job stopped while the owner keeps typing", seconds=1.5,
+                   show=lambda: (_process_states(family), _slot(pool)))
 
     _owner_idle(pool)
-    pool.wait_for(lambda: _states(family, "S", "R"), 10, "the job and its processes continued")
+    pool.wait_for(lambda: _states(family, "S", "R"), 10, "the job and its processes continued",
+                  show=lambda: _process_states(family))
     pool.wait_for(lambda: _slot(pool) == ("Claimed", "Busy"), 10, "Claimed/Busy")
     pool.wait_for(lambda: pool.status(cluster) == 2, 10, "JobStatus 2 (running)")
     events = _events((pool.jobs_dir / "job.log").read_text(), cluster)
@@ -118,7 +125,8 @@ def test_desktop_owner_activity_suspends_then_continues_the_job(make_pool) -> No
     assert ad is not None and ad["TotalSuspensions"] == 1 and ad["CumulativeSuspensionTime"] >= 1
     assert pool.slots()[0]["TotalJobSuspendTime"] >= 1
     pool.act("remove", f"{cluster}.0")
-    pool.wait_for(lambda: _states(family, None), 10, "the removed job's processes gone")
+    pool.wait_for(lambda: _states(family, None), 10, "the removed job's processes gone",
+                  show=lambda: _process_states(family))
 
 
 def test_desktop_owner_stays_active_job_vacated_with_its_kill_sig(make_pool) -> None:
@@ -132,21 +140,28 @@ def test_desktop_owner_stays_active_job_vacated_with_its_kill_sig(make_pool) -> 
     cluster, family = _start_family(pool, TRAP_USR1, "kill_sig = SIGUSR1")
 
     _owner_typing(pool)
-    pool.wait_for(lambda: _states(family, "T"), 10, "the job stopped")
-    suspended_at = time.monotonic()
+    pool.wait_for(lambda: _states(family, "T"), 10, "the job stopped",
+                  show=lambda: _process_states(family))
     caught = pool.jobs_dir / "got_usr1"
+    # MaxSuspendTime (3 s) of suspension first, then the KillSig
+    suspended_at = time.monotonic()
+    pool.holds_for(lambda: _states(family, "T") and not caught.exists(), "the job suspended, not yet signalled",
+                   seconds=2, show=lambda: _process_states(family))
     pool.wait_for(caught.exists, 20, "the job's SIGUSR1 handler")
     assert time.monotonic() - suspended_at >= 2.5  # MaxSuspendTime of suspension first
     assert caught.read_text() == "caught\n"
-    pool.wait_for(lambda: _states(family, None), 10, "the job's processes gone")
+    pool.wait_for(lambda: _states(family, None), 10, "the job's processes gone",
+                  show=lambda: _process_states(family))
     pool.wait_for(lambda: pool.status(cluster) == 1, 10, "the job back to Idle")
     pool.wait_for(lambda: _slot(pool) == ("Owner", "Idle"), 10, "the slot back to its owner")
     events = _events((pool.jobs_dir / "job.log").read_text(), cluster)
     assert events[-1] == "004" and "010" in events, events
     ad = pool.job(cluster)
     assert ad is not None and ad["NumJobStarts"] == 1
-    time.sleep(2)  # the owner is still there: START is false, the job is not started again
-    assert pool.status(cluster) == 1
+    # the owner is still there: START is false, a cycle that sees the idle job does not start it
+    pool.wait_for(lambda: pool.idle_jobs_advertised("tester") == 1, 10, "the idle job advertised")
+    pool.holds_for(lambda: (pool.status(cluster), _slot(pool)) == (1, ("Owner", "Idle")),
+                   "the job idle, the slot its owner's", seconds=1, cycles=1)
 
 
 def test_desktop_job_ignoring_its_kill_sig_is_hard_killed_after_the_vacate_time(make_pool) -> None:
@@ -162,11 +177,11 @@ def test_desktop_job_ignoring_its_kill_sig_is_hard_killed_after_the_vacate_time(
 
     _owner_typing(pool)
     pool.wait_for(lambda: _slot(pool) == ("Preempting", "Vacating"), 15, "Preempting/Vacating")
-    vacating_at = time.monotonic()
-    time.sleep(vacate - 1.5)
-    assert _states(family, "S", "R")  # all three ignore SIGUSR1
-    pool.wait_for(lambda: _states(family, None), 10, "the job hard-killed")
-    assert time.monotonic() - vacating_at >= vacate - 1.5
+    # all three ignore SIGUSR1 and live on, until the vacate time is nearly over
+    pool.holds_for(lambda: _states(family, "S", "R"), "the job's processes alive after their soft kill",
+                   seconds=vacate - 1.5, show=lambda: _process_states(family))
+    pool.wait_for(lambda: _states(family, None), 10, "the job hard-killed",
+                  show=lambda: _process_states(family))
     pool.wait_for(lambda: pool.status(cluster) == 1, 10, "the job back to Idle")
     pool.wait_for(lambda: _slot(pool) == ("Owner", "Idle"), 10, "the slot back to its owner")
     assert not (pool.jobs_dir / "got_usr1").exists()

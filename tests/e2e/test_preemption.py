@@ -94,10 +94,16 @@ PREEMPTION_REQUIREMENTS = False
     assert pool.slots()[0]["CurrentRank"] == 10
 
     coltrane = _submit(pool, "coltrane")
-    time.sleep(6)  # three negotiation cycles: rank 1 < 10, no preemption
-    assert pool.status(garrison) == 2 and pool.status(coltrane) == 1
-    assert _remote_owners(pool) == ["garrison"]
-    assert not (pool.jobs_dir / "garrison.0.term").exists()
+    pool.wait_for(lambda: pool.idle_jobs_advertised("coltrane") == 1, 15,
+                  "Coltrane's idle job in his submitter ad")
+
+    def observed() -> tuple:  # the two jobs' states, the slot's owner, a KillSig to Garrison's
+        return (pool.status(garrison), pool.status(coltrane), _remote_owners(pool),
+                (pool.jobs_dir / "garrison.0.term").exists())
+
+    # rank 1 < 10: two cycles that saw Coltrane's job leave Garrison's alone
+    pool.holds_for(lambda: observed() == (2, 1, ["garrison"], False), "Garrison's job running, Coltrane's idle",
+                   cycles=2, show=observed)
     assert (pool.jobs_dir / "miles.0.runs").read_text() == "start\n"  # evicted jobs waited
 
 
@@ -124,12 +130,21 @@ NEGOTIATOR_CONSIDER_EARLY_PREEMPTION = {early}
     coltrane = _submit(pool, "coltrane")
     seen: set[str] = set()
 
-    def vacated() -> bool:
+    def slot_state() -> str:
         slot = pool.slots()[0]
         seen.add(f"{slot['State']}/{slot['Activity']}")
-        return (pool.jobs_dir / "garrison.0.term").exists()
+        return f"{slot['State']}/{slot['Activity']}"
 
-    pool.wait_for(vacated, retirement + 15, "Garrison's job vacated")
+    def observed() -> tuple:  # the two jobs' states, the slot's, a KillSig to Garrison's job
+        return (pool.status(garrison), pool.status(coltrane), slot_state(),
+                (pool.jobs_dir / "garrison.0.term").exists())
+
+    # the retirement: Garrison's job keeps running, untouched, until its KillSig is due
+    kill_due = job_start + retirement - (vacate if early else 0)
+    pool.holds_for(lambda: observed() in ((2, 1, "Claimed/Busy", False), (2, 1, "Claimed/Retiring", False)),
+                   "Garrison's job retiring", seconds=kill_due - 1 - time.time(), show=observed)
+    pool.wait_for(lambda: slot_state() and (pool.jobs_dir / "garrison.0.term").exists(), 15,
+                  "Garrison's job vacated")
     term_at = float((pool.jobs_dir / "garrison.0.term").read_text().split()[0])
     if early:
         assert term_at >= job_start + retirement - vacate - 1, (term_at - job_start, seen)
@@ -166,8 +181,10 @@ PREEMPTION_REQUIREMENTS = (time() - EnteredCurrentState) > {hold_off} && RemoteU
         assert pool.status(tester, proc) == 1
     assert _evictions(pool, "tester") == 2
     assert _remote_owners(pool) == ["bob", "bob"]
-    time.sleep(4)  # tester's worse priority never wins the slots back
-    assert _running(pool, bob, 2) and _remote_owners(pool) == ["bob", "bob"]
+    # tester's idle jobs, with the worse priority, never win the slots back
+    pool.wait_for(lambda: pool.idle_jobs_advertised("tester") == 2, 15, "tester's idle jobs advertised")
+    pool.holds_for(lambda: _running(pool, bob, 2) and _remote_owners(pool) == ["bob", "bob"],
+                   "bob's jobs on both slots", cycles=2)
 
 
 def test_no_priority_preemption_when_the_negotiator_does_not_consider_it(make_pool) -> None:
@@ -182,9 +199,13 @@ NEGOTIATOR_CONSIDER_PREEMPTION = False
     tester = _submit(pool, "tester")
     pool.wait_for(lambda: _running(pool, tester), 30, "tester's job running")
     bob = _submit(pool, "bob")
-    time.sleep(6)  # three negotiation cycles
-    assert pool.status(tester) == 2 and pool.status(bob) == 1
-    assert _remote_owners(pool) == ["tester"]
+    pool.wait_for(lambda: pool.idle_jobs_advertised("bob") == 1, 15, "bob's idle job in his submitter ad")
+
+    def observed() -> tuple:
+        return pool.status(tester), pool.status(bob), _remote_owners(pool)
+
+    pool.holds_for(lambda: observed() == (2, 1, ["tester"]), "tester's job running, bob's idle", cycles=2,
+                   show=observed)
 
 
 def test_fair_share_follows_the_inverse_effective_priorities(make_pool) -> None:
@@ -213,11 +234,7 @@ def test_fair_share_follows_the_inverse_effective_priorities(make_pool) -> None:
     pool.wait_for(lambda: running() == (3, 1), 25, "the shares converged to 3:1")
 
     before = _priorities(pool)
-    samples: list[tuple[int, int]] = []
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        samples.append(running())
-        time.sleep(0.2)
+    samples: list[tuple[int, int]] = pool.sample(running, 10)
     after = _priorities(pool)
 
     expected = after["bob"]["Priority"] / after["tester"]["Priority"]  # the 1/EUP ratio
@@ -241,10 +258,11 @@ def test_accumulated_usage_is_the_slot_time_used(make_pool) -> None:
     exe = script(pool.jobs_dir, "eight.sh", "sleep 8\n")
     cluster = pool.submit(f"executable = {exe}\nqueue\n")
     pool.wait_for(lambda: pool.status(cluster) == 2, 30, "the job running")
-    while pool.status(cluster) != 4:
-        _priorities(pool)  # condor_userprio: brings the accountant up to date
-        time.sleep(0.9)
-    time.sleep(1)
+    # condor_userprio, asked about once a second, brings the accountant up to date each time
+    pool.wait_for(lambda: (_priorities(pool), pool.status(cluster) == 4)[1], 20, "the job completed",
+                  every=0.9)
     wall = float(pool.history(f"ClusterId == {cluster}")[0]["RemoteWallClockTime"])
-    usage = float(_priorities(pool)["tester"]["AccumulatedUsage"])
-    assert 0.8 * wall <= usage, (usage, wall)
+    assert wall >= 7, wall
+    usage = pool.wait_for(lambda: (lambda used: used if used >= 0.8 * wall else 0.0)(
+        float(_priorities(pool)["tester"]["AccumulatedUsage"])), 5, f"a usage of 0.8 x {wall} s")
+    assert usage <= wall + 5, (usage, wall)

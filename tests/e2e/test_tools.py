@@ -530,6 +530,23 @@ def test_machine_and_daemon_commands(make_pool) -> None:
     assert len(pool.jobs()) == 2 and len(pool.slots()) == 3
 
 
+@pytest.mark.parametrize("completion", ["-restart-on-completion", "-reconfig-on-completion"])
+def test_drain_restart_or_reconfig_on_completion_restarts_the_startd(make_pool, completion: str) -> None:
+    """condor_drain -restart-on-completion (and -reconfig-on-completion, which reconfigures an idle
+    startd by restarting it): once the machine is drained the master starts a new startd, which
+    comes up without the drain, ready for jobs."""
+    pool = make_pool("NUM_CPUS = 1\nMEMORY = 1024\n")
+    machine = str(pool.slots()[0]["Machine"])
+    old_pid = pool.pid_of("startd")
+    assert ok(pool, "drain", completion, machine).startswith("Sent request to drain the startd")
+    pool.wait_restarted("startd", old_pid, timeout=30)
+    pool.wait_for(lambda: [(s["State"], s.get("Draining")) for s in pool.slots()] == [("Unclaimed", None)],
+                  20, "the new startd's slot, not draining",
+                  show=lambda: [(s["State"], s.get("Draining")) for s in pool.slots()])
+    cluster = pool.submit("executable = /bin/true\nqueue\n")
+    pool.wait_for(lambda: pool.status(cluster) == 4, 30, "a job run by the new startd")
+
+
 def test_tools_without_a_pool(tmp_path: Path) -> None:
     """No pool in the local directory, or one whose daemons are not running: one line, status 1."""
     from htcpool.runtime.layout import PoolLayout

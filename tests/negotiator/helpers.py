@@ -7,6 +7,7 @@ from typing import Any
 
 from htcpool.classad import ClassAd, ExprTree
 from htcpool.negotiator import (
+    AutoclusterPolicy,
     AutoclusterTable,
     NegotiatorPolicy,
     SubmitterAd,
@@ -67,8 +68,6 @@ def submitters(
     all_jobs: bool = False,
 ) -> list[SubmitterAd]:
     """Submitter ads with their request lists, autoclusters shared by every submitter."""
-    from htcpool.negotiator import AutoclusterPolicy
-
     table = AutoclusterTable(
         significant_attributes(slots, policy or NegotiatorPolicy()),
         AutoclusterPolicy(negotiate_all_jobs_in_cluster=all_jobs),

@@ -32,8 +32,7 @@ def _run(test: Any) -> None:
 
 
 async def _drained(outbox: Outbox) -> None:
-    while outbox._tasks:
-        await asyncio.sleep(0.005)
+    await outbox.flush()
 
 
 def test_messages_under_one_key_arrive_in_order_and_the_key_is_then_forgotten() -> None:

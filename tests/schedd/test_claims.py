@@ -1,4 +1,4 @@
-"""The schedd's claims, back to back with a fake clock (schedd-defrag.md §3.2, startd.md §2.10)."""
+"""The schedd's claims, back to back with a fake clock (HTCondor's manual: "Job Leases", CLAIM_WORKLIFE)."""
 
 from __future__ import annotations
 
@@ -51,8 +51,8 @@ def claim_and_run(m: ClaimManager, slot: str = SLOT, job_id: tuple[int, int] = (
 
 
 def test_request_activate_reuse_then_worklife_release() -> None:
-    """§3.2: after a job exits the claim runs the same submitter's next job; once older than
-    the slot ad's CLAIM_WORKLIFE (startd.md §2.10, age from the claim's start) it is released."""
+    """After a job exits the claim runs the same submitter's next job; once older than the slot
+    ad's CLAIM_WORKLIFE (age from the claim's start) it is released."""
     q, m = pool(("alice", ""), ("alice", ""), ("alice", ""))
     actions = m.match(parseOne(SLOT), "c1", (1, 0), T0)
     assert isinstance(actions[0], RequestClaim) and actions[0].claim_id == "c1"
@@ -76,7 +76,7 @@ def test_request_activate_reuse_then_worklife_release() -> None:
 
 
 def test_no_worklife_means_reuse_forever() -> None:
-    """startd.md §2.10/§3.1: CLAIM_WORKLIFE absent or −1 ⇒ infinite worklife."""
+    """CLAIM_WORKLIFE absent or −1 ⇒ infinite worklife."""
     for slot in ('[Name = "s"; Memory = 1024]', '[Name = "s"; Memory = 1024; CLAIM_WORKLIFE = -1]'):
         _, m = pool(("alice", ""), ("alice", ""))
         claim_and_run(m, slot)
@@ -87,7 +87,7 @@ def test_no_worklife_means_reuse_forever() -> None:
 
 
 def test_no_reuse_for_another_owner_or_unmatched_job() -> None:
-    """§3.2: only a job of the same submitter whose Requirements match the slot may reuse it."""
+    """Claim reuse: only a job of the same submitter whose Requirements match the slot may reuse it."""
     q, m = pool(("alice", ""), ("bob", ""), ("alice", "Requirements = TARGET.Memory > 4096"))
     claim_and_run(m)
     m.job_exited("c1", T0 + 10)
@@ -96,7 +96,7 @@ def test_no_reuse_for_another_owner_or_unmatched_job() -> None:
 
 
 def test_closing_claim_is_dropped_without_release() -> None:
-    """§3.2: a deactivation reply with Start = false means the startd closes the claim."""
+    """A deactivation reply with Start = false means the startd closes the claim."""
     _, m = pool(("alice", ""), ("alice", ""))
     claim_and_run(m)
     m.job_exited("c1", T0 + 10)
@@ -105,7 +105,7 @@ def test_closing_claim_is_dropped_without_release() -> None:
 
 
 def test_keep_claim_idle_holds_the_claim_then_releases() -> None:
-    """§3.2: with KeepClaimIdle = N the unused claim stays for N seconds; a job arriving meanwhile reuses it."""
+    """With KeepClaimIdle = N the unused claim stays for N seconds; a job arriving meanwhile reuses it."""
     q, m = pool(("alice", "KeepClaimIdle = 100"))
     claim_and_run(m)
     m.job_exited("c1", T0 + 10)
@@ -119,7 +119,7 @@ def test_keep_claim_idle_holds_the_claim_then_releases() -> None:
 
 
 def test_keep_alives_every_alive_interval_lowered_by_job_lease() -> None:
-    """§3.2 and startd.md §2.10: ALIVE_INTERVAL, lowered to JobLeaseDuration/3 with a floor of 10 s."""
+    """ALIVE_INTERVAL, lowered to JobLeaseDuration/3 with a floor of 10 s."""
     _, m = pool(("alice", ""), alive_interval=300)
     claim_and_run(m)
     assert m.next_deadline() == T0 + 300
@@ -145,7 +145,7 @@ def test_alive_interval_knobs_come_through_settings() -> None:
 
 
 def test_job_lease_expiry_requeues_the_job() -> None:
-    """startd.md §2.10: a claim silent past JobLeaseDuration is gone (the startd killed it, not
+    """Job leases: a claim silent past JobLeaseDuration is gone (the startd killed it, not
     telling the schedd); its running job goes back to Idle. Every startd message renews the lease."""
     q, m = pool(("alice", "JobLeaseDuration = 600"))
     claim_and_run(m)
@@ -159,7 +159,7 @@ def test_job_lease_expiry_requeues_the_job() -> None:
 
 
 def test_lease_without_job_lease_is_alives_missed_times_interval() -> None:
-    """startd.md §2.10: lease = MAX_CLAIM_ALIVES_MISSED (6) × alive interval."""
+    """The lease = MAX_CLAIM_ALIVES_MISSED (6) × alive interval."""
     q, m = pool(("alice", ""), alive_interval=100)
     claim_and_run(m)
     m.handle_timer(T0 + 599)
@@ -169,7 +169,7 @@ def test_lease_without_job_lease_is_alives_missed_times_interval() -> None:
 
 
 def test_removing_a_running_job_releases_its_claim() -> None:
-    """startd.md §2.12: RELEASE_CLAIM from the schedd kills the job on the claim (code 1017)."""
+    """RELEASE_CLAIM from the schedd kills the job on the claim (code 1017)."""
     q, m = pool(("alice", ""), ("alice", ""))
     claim_and_run(m)
     assert m.remove_job((1, 0), "alice", T0 + 5) == [ReleaseClaim("c1")]
@@ -217,7 +217,7 @@ def test_illegal_event_names_event_and_state() -> None:
 
 def test_run_end_counts_wall_clock_without_earlier_value() -> None:
     """A job ad without RemoteWallClockTime (a hand-made or transformed ad) still has its run
-    counted when it ends, instead of failing on the missing value (schedd-defrag digest, job
+    counted when it ends, instead of failing on the missing value (HTCondor's job
     accounting)."""
     from htcpool.schedd.store import MemoryStore
 

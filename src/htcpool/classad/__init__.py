@@ -2,8 +2,9 @@
 
 The public API is shaped like HTCondor's ``classad2`` module: ``ClassAd``,
 ``ExprTree``, ``Value``, ``parseAds``, ``parseOne``, ``parseNext``, ``quote``,
-``unquote``. Evaluation can be given an ``EvalContext`` (clock, strictness,
-map files), so nothing here reads the wall clock on its own.
+``unquote``. Evaluation takes an ``EvalContext`` (clock, strictness, map
+files): nothing here reads the wall clock, and an evaluation that needs the
+time is given a clock by its caller (``EvalContext(clock=fixed_clock(now))``).
 """
 
 from htcpool.classad.classad import ClassAd

@@ -4,7 +4,9 @@ What can be computed from the ad is replaced by its value; what cannot (names
 the ad does not define, and names whose own expressions cannot be reduced to a
 value) stays as written. Operators with every operand reduced are evaluated;
 otherwise they are rebuilt around the reduced operands. Function calls are
-evaluated only when every argument reduced to a value.
+evaluated only when every argument reduced to a value. Reading the current time
+without a clock in the context is not a failure here: the call stays as written, as a
+name the ad does not define does.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from htcpool.classad.nodes import (
     UnaryOp,
 )
 from htcpool.classad.operators import bool_equiv
-from htcpool.classad.scope import EvalFailure, EvalState, eval_in, value_node
+from htcpool.classad.scope import EvalFailure, EvalState, NoClock, eval_in, value_node
 from htcpool.classad.values import ERROR, UNDEFINED
 
 _NOT_REDUCED = object()
@@ -54,11 +56,20 @@ class _Flattener:
         self.active: set[int] = set()
 
     def evaluate(self, node: Node) -> Any:
+        """The value of ``node``; ERROR when evaluation fails; not reduced when it needs a clock
+        and the context has none (the time is unknown, so the call stays as written)."""
         s = EvalState(self.ad, self.ctx)
         try:
             return eval_in(s, node, self.ad)
+        except NoClock:
+            return _NOT_REDUCED
         except EvalFailure:
             return ERROR
+
+    def reduced(self, node: Node) -> Node:
+        """``node`` replaced by its value, or kept when it cannot be computed here."""
+        v = self.evaluate(node)
+        return node if v is _NOT_REDUCED else value_node(v)
 
     def flat(self, n: Node, scope: ClassAd) -> Node:
         t = type(n)
@@ -68,7 +79,7 @@ class _Flattener:
             assert isinstance(n, AttrRef)
             if n.base is not None or n.absolute:
                 v = self.evaluate(n)
-                return n if v is UNDEFINED else value_node(v)
+                return n if v is UNDEFINED or v is _NOT_REDUCED else value_node(v)
             target, where = _lookup(scope, n.key)
             if target is None or isinstance(target, (AdExpr, ClassAd)) or id(target) in self.active:
                 return n
@@ -84,13 +95,13 @@ class _Flattener:
             assert isinstance(n, UnaryOp)
             inner = self.flat(n.operand, scope)
             node: Node = UnaryOp(n.op, inner)
-            return value_node(self.evaluate(node)) if type(inner) is Literal else node
+            return self.reduced(node) if type(inner) is Literal else node
         if t is BinaryOp:
             assert isinstance(n, BinaryOp)
             left, right = self.flat(n.left, scope), self.flat(n.right, scope)
             node = BinaryOp(n.op, left, right)
             if type(left) is Literal and type(right) is Literal:
-                return value_node(self.evaluate(node))
+                return self.reduced(node)
             if n.op in ("+", "*") and type(right) is Literal:
                 return BinaryOp(n.op, right, left)  # HTCondor puts the reduced operand first
             return node
@@ -111,7 +122,7 @@ class _Flattener:
             assert isinstance(n, Subscript)
             node = Subscript(self.flat(n.base, scope), self.flat(n.index, scope))
             if type(node.base) is Literal and type(node.index) is Literal:
-                return value_node(self.evaluate(node))
+                return self.reduced(node)
             return node
         if t is FnCall:
             assert isinstance(n, FnCall)
@@ -122,7 +133,7 @@ class _Flattener:
             args = tuple(self.flat(a, scope) for a in n.args)
             node = FnCall(n.name, args)
             if all(type(a) is Literal for a in args):
-                return value_node(self.evaluate(node))
+                return self.reduced(node)
             return node
         if t is ListExpr:
             assert isinstance(n, ListExpr)

@@ -232,7 +232,10 @@ def compare(op: str, a: Any, b: Any) -> Any:
     if ta is int and tb is int:
         return _CMP[op](a, b)
     if ta is str and tb is str:
-        return _CMP[op](ascii_lower(a), ascii_lower(b))
+        la, lb = ascii_lower(a), ascii_lower(b)
+        if not (la.isascii() and lb.isascii()) and op not in _EQUALITY:
+            return _CMP[op](_strcasecmp_bytes(la), _strcasecmp_bytes(lb))
+        return _CMP[op](la, lb)
     if ta is ListValue or tb is ListValue or ta not in _SCALARS or tb not in _SCALARS:
         return ERROR
     if ta is str or tb is str:
@@ -252,6 +255,20 @@ def compare(op: str, a: Any, b: Any) -> Any:
 
 
 _SCALARS = (int, float, bool, str, AbsTime, RelTime)
+
+
+_EQUALITY = frozenset({"==", "!="})
+
+
+def _strcasecmp_bytes(folded: str) -> bytes:
+    """The bytes ``strcasecmp`` orders a string by (its ASCII letters already folded).
+
+    Code points order as UTF-8 bytes do, except the bytes that are not UTF-8 (held as
+    surrogate escapes): those are the bytes 0x80 to 0xFF, below every multi-byte
+    character. So ordering strings that are not both ASCII compares their bytes;
+    equality is the same either way.
+    """
+    return folded.encode("utf-8", "surrogateescape")
 
 
 def identical(a: Any, b: Any) -> Any:

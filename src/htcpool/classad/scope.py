@@ -48,6 +48,10 @@ class EvalFailure(Exception):
     """Evaluation could not complete (reference chains too deep, no root for ``.attr``)."""
 
 
+class NoClock(EvalFailure):
+    """The expression reads the current time and the context has no clock."""
+
+
 class EvalState:
     """The mutable state of one evaluation."""
 
@@ -183,7 +187,7 @@ def lookup(s: EvalState, start: ClassAd, key: str, use_alternate: bool, cost: in
             return ad
         if special == "parent":
             return sup if sup is not None else UNDEFINED
-        return s.ctx.time_int()
+        return s.ctx.time_int("CurrentTime")
     if use_alternate and not strict:
         alt = start._alternate
         if alt is not None:

@@ -3,7 +3,9 @@
     htcpool classad eval [--my FILE] [--target FILE] [--time T] [--strict] EXPR...
     htcpool classad match JOB_AD MACHINE_AD...
 
-``eval`` prints each value in canonical ClassAd syntax, one per line. ``match``
+``eval`` prints each value in canonical ClassAd syntax, one per line;
+``time()`` and ``CurrentTime`` read the wall clock unless ``--time`` says
+otherwise. ``match``
 tells, for each machine ad, whether the job and the machine match each other
 and how each ranks the other. Ad files may be in either the old or the new
 syntax. Bad input prints where it is and what was expected, and exits 1.
@@ -20,6 +22,7 @@ from htcpool.classad.context import fixed_clock
 from htcpool.classad.forms import parse_one_ad
 from htcpool.classad.match import rank, requirements_hold
 from htcpool.classad.unparse import unparse
+from htcpool.clock import wall_clock
 
 
 def _read_ad(path: str) -> ClassAd:
@@ -36,10 +39,14 @@ def _report(e: ClassAdParseError) -> None:
         print(e.excerpt(), file=sys.stderr)
 
 
+def _context(args: argparse.Namespace) -> EvalContext:
+    """The evaluation context of the command: ``--time`` when given, else the wall clock."""
+    when = getattr(args, "time", None)
+    return EvalContext(clock=wall_clock if when is None else fixed_clock(when), strict=args.strict)
+
+
 def _eval(args: argparse.Namespace) -> int:
-    ctx = EvalContext(strict=args.strict) if args.time is None else EvalContext(
-        clock=fixed_clock(args.time), strict=args.strict
-    )
+    ctx = _context(args)
     my = _read_ad(args.my) if args.my else None
     target = _read_ad(args.target) if args.target else None
     status = 0
@@ -55,7 +62,7 @@ def _eval(args: argparse.Namespace) -> int:
 
 
 def _match(args: argparse.Namespace) -> int:
-    ctx = EvalContext(strict=args.strict)
+    ctx = _context(args)
     job = _read_ad(args.job)
     width = max(len(p) for p in args.machines)
     for path in args.machines:

@@ -19,6 +19,7 @@ from typing import Any
 import httpx
 
 from htcpool.classad import ClassAd, ClassAdError, ExprTree
+from htcpool.protocol import AdList, QueryAds
 from htcpool.runtime.http import RequestRefused
 from htcpool.runtime.pool import PoolClient, PoolNotRunning, local_layout
 
@@ -100,8 +101,6 @@ def run_tool(prog: str, body: Callable[[], int]) -> int:
 
 def schedd_identity(client: PoolClient) -> tuple[str, str]:
     """The schedd's Name and address, as condor_q prints them in its heading."""
-    from htcpool.protocol import AdList, QueryAds
-
     reply = request(client, "collector", QueryAds("Scheduler", "", ("Name", "ScheddIpAddr")))
     ads = list(reply.ads) if isinstance(reply, AdList) else []
     if not ads:
@@ -115,8 +114,6 @@ def startd_identity(client: PoolClient, name: str | None = None) -> tuple[str, s
 
     ``name`` is what the user typed: a machine name or a slot name (``slot1@host``); a ToolError
     (HTCondor's ``Can't find address for startd NAME``) when no slot of the startd has it."""
-    from htcpool.protocol import AdList, QueryAds
-
     reply = request(client, "collector", QueryAds("Machine", "", ("Name", "Machine", "StartdIpAddr")))
     slots = list(reply.ads) if isinstance(reply, AdList) else []
     for slot in slots:

@@ -15,6 +15,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from htcpool.clock import wall_clock
 from htcpool.config import ConfigError, read_config
 from htcpool.config.conditions import CONDOR_VERSION
 from htcpool.config.report import (
@@ -63,7 +64,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     subsystem = args.subsystem.upper() if args.subsystem else "TOOL"
     try:
         config = read_config(args.root_config or _pool_config(), subsystem=subsystem,
-                             local_name=args.local_name)
+                             local_name=args.local_name, clock=wall_clock)
     except ConfigError as exc:
         print(f"ERROR: {exc}", file=sys.stderr)
         return 1

@@ -22,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from htcpool.protocol import HistoryQuery, QueueQuery
+from htcpool.protocol import HistoryQuery, How, QueueQuery
 from htcpool.runtime.daemon import daemon_config
 from htcpool.runtime.layout import PoolLayout
 from htcpool.runtime.pool import PERSONAL_CONFIG, PoolClient, start_pool, stop_pool
@@ -87,7 +87,7 @@ def main(argv: list[str]) -> int:
     finally:
         os.chdir(old_cwd)
         print(f"\nStopping the pool (its files stay in {root}) ...")
-        stop_pool(layout, "fast")
+        stop_pool(layout, How.FAST)
 
 
 def _run(layout: PoolLayout, work: Path, timeout: float) -> int:

@@ -1,6 +1,7 @@
 """``htcpool drain``, ``vacate``, ``who``, ``reschedule``: commands for the execute side.
 
-    htcpool drain [-graceful|-quick|-fast] [-reason TEXT] [-resume-on-completion|-exit-on-completion]
+    htcpool drain [-graceful|-quick|-fast] [-reason TEXT]
+                  [-resume-on-completion|-exit-on-completion|-restart-on-completion|-reconfig-on-completion]
                   [-start EXPR] [-check EXPR] [-verbose] [-cancel [-request-id ID]] [MACHINE]
     htcpool vacate [-fast] [MACHINE | SLOT]
     htcpool who
@@ -29,8 +30,8 @@ from htcpool.cli.common import (
     startd_identity,
 )
 from htcpool.cli.formats import format_duration
-from htcpool.protocol import DaemonCommand, Ok, QueryAds
-from htcpool.protocol.startd import CancelDrain, Drain, Vacate
+from htcpool.protocol import Command, DaemonCommand, How, Ok, QueryAds
+from htcpool.protocol.startd import CancelDrain, Drain, DrainCompletion, DrainSpeed, Vacate
 
 #: the startd's refusal codes, in condor_drain's words
 _DRAIN_REFUSALS = {
@@ -48,14 +49,14 @@ def _refusal(detail: str) -> str:
 def drain(argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog="htcpool drain", description="Drain a machine (condor_drain).")
     how = p.add_mutually_exclusive_group()
-    how.add_argument("-graceful", action="store_const", const="graceful", dest="how")
-    how.add_argument("-quick", action="store_const", const="quick", dest="how")
-    how.add_argument("-fast", action="store_const", const="fast", dest="how")
+    for speed in DrainSpeed:
+        how.add_argument(f"-{speed.value}", action="store_const", const=speed, dest="how")
     p.add_argument("-reason", default="by command")
     done = p.add_mutually_exclusive_group()
-    done.add_argument("-resume-on-completion", action="store_const", const="resume", dest="completion")
-    done.add_argument("-exit-on-completion", action="store_const", const="exit", dest="completion")
-    done.add_argument("-restart-on-completion", action="store_const", const="restart", dest="completion")
+    for completion in (DrainCompletion.RESUME, DrainCompletion.EXIT, DrainCompletion.RESTART,
+                       DrainCompletion.RECONFIG):
+        done.add_argument(f"-{completion.value}-on-completion", action="store_const", const=completion,
+                          dest="completion")
     p.add_argument("-start", metavar="EXPR", help="the START expression while draining")
     p.add_argument("-check", metavar="EXPR", help="drain only if EXPR is true for every slot")
     p.add_argument("-verbose", action="store_true", help="also print the drain's request id")
@@ -71,7 +72,8 @@ def drain(argv: list[str]) -> int:
         name, address = startd_identity(client, args.machine)
         command = "CANCEL_DRAIN_JOBS" if args.cancel else "DRAIN_JOBS"
         message = CancelDrain(args.request_id) if args.cancel else Drain(
-            args.how or "graceful", args.completion or "nothing", args.check, args.start, args.reason)
+            args.how or DrainSpeed.GRACEFUL, args.completion or DrainCompletion.NOTHING, args.check, args.start,
+            args.reason)
         try:
             reply = request(client, "startd", message)
         except ToolError as e:
@@ -104,7 +106,7 @@ def vacate(argv: list[str]) -> int:
             request(client, "startd", Vacate(args.machine, args.fast))
             print(f'Sent "Vacate-Claim{fast}" command to startd {args.machine}')
             return 0
-        request(client, "startd", DaemonCommand("vacate", "fast" if args.fast else "graceful"))
+        request(client, "startd", DaemonCommand(Command.VACATE, How.FAST if args.fast else How.GRACEFUL))
         target = f"startd {args.machine}" if args.machine else "local startd"
         print(f'Sent "Vacate-All-Claims{fast}" command to {target}')
         return 0
@@ -134,7 +136,7 @@ def who(argv: list[str]) -> int:
 
 def reschedule(argv: list[str]) -> int:
     def body() -> int:
-        request(connect(), "schedd", DaemonCommand("reschedule"))
+        request(connect(), "schedd", DaemonCommand(Command.RESCHEDULE))
         print("Sent \"Reschedule\" command to local schedd")
         return 0
 

@@ -18,7 +18,7 @@ from htcpool.cli.common import (
     run_tool,
     without_private,
 )
-from htcpool.clock import local_zone
+from htcpool.clock import local_zone, wall_clock
 from htcpool.protocol import HistoryQuery
 from htcpool.schedd import format_autoformat, format_history, format_long
 
@@ -50,7 +50,7 @@ def main(argv: list[str]) -> int:
         newest_first = without_private(request(client, "schedd", HistoryQuery(" && ".join(parts), args.limit)).ads)
         ads = newest_first[::-1]  # the formatters take the history oldest first, as it was written
         if args.af:
-            sys.stdout.write(format_autoformat(ads, args.af))
+            sys.stdout.write(format_autoformat(ads, args.af, now=wall_clock()))
         elif args.long:
             sys.stdout.write(format_long(ads))
         else:

@@ -26,19 +26,19 @@ from htcpool.cli.formats import (
     format_prio_error,
     format_selection_result,
 )
-from htcpool.protocol import ActionResult, JobAction
+from htcpool.protocol import ActionResult, JobAction, JobActionKind
 
 _JOB = re.compile(r"^\d+\.\d+$")
 _CLUSTER = re.compile(r"^\d+$")
 #: tool name -> (schedd action, formats' action name)
-TOOLS = {"hold": ("hold", "hold"), "release": ("release", "release"), "rm": ("remove", "remove"),
-         "vacate_job": ("vacate", "vacate")}
+TOOLS = {"hold": (JobActionKind.HOLD, "hold"), "release": (JobActionKind.RELEASE, "release"),
+         "rm": (JobActionKind.REMOVE, "remove"), "vacate_job": (JobActionKind.VACATE, "vacate")}
 #: the state a job is already in when an action has nothing left to do (condor_hold of a held job)
-_DONE_STATE = {"hold": "Held", "remove": "Removed"}
+_DONE_STATE = {JobActionKind.HOLD: "Held", JobActionKind.REMOVE: "Removed"}
 _STATE_REFUSAL = re.compile(r"cannot \w+ a job that is (.+)$")
 
 
-def job_result(action: str, errors: tuple[str, ...]) -> str:
+def job_result(action: JobActionKind, errors: tuple[str, ...]) -> str:
     """The formats' result for one job id the schedd did not act on, from its error messages."""
     for error in errors:
         if "not found" in error:
@@ -148,7 +148,7 @@ def prio(argv: list[str]) -> int:
         me = user()
         status = 0
         for target in targets or [me]:
-            reply = request(client, "schedd", JobAction("prio", me, (target,), "", "", value, relative))
+            reply = request(client, "schedd", JobAction(JobActionKind.PRIO, me, (target,), "", "", value, relative))
             if reply.done:
                 continue
             status = 1

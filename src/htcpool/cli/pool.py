@@ -14,7 +14,7 @@ import sys
 
 import httpx
 
-from htcpool.protocol import DaemonCommand
+from htcpool.protocol import Command, DaemonCommand, How
 from htcpool.runtime.http import RequestRefused
 from htcpool.runtime.pool import PoolClient, PoolNotRunning, local_layout, start_pool, stop_pool
 
@@ -36,8 +36,8 @@ def up(argv: list[str]) -> int:
     return 0
 
 
-def _how(args: argparse.Namespace) -> str:
-    return "fast" if args.fast else "peaceful" if args.peaceful else "graceful"
+def _how(args: argparse.Namespace) -> How:
+    return How.FAST if args.fast else How.PEACEFUL if args.peaceful else How.GRACEFUL
 
 
 def _common(prog: str, description: str) -> argparse.ArgumentParser:
@@ -59,7 +59,8 @@ def down(argv: list[str]) -> int:
     return 0
 
 
-def _command(name: str, argv: list[str]) -> int:
+def _command(command: Command, argv: list[str]) -> int:
+    name = str(command)
     p = _common(f"htcpool {name}", f"condor_{name}: {name} daemons of the pool.")
     p.add_argument("-daemon", "-subsystem", action="append", default=[], dest="daemons",
                    help="a daemon (collector, negotiator, schedd, startd); default: all")
@@ -68,43 +69,43 @@ def _command(name: str, argv: list[str]) -> int:
     daemons = tuple(d.lower() for d in args.daemons) + (("master",) if args.master else ())
     try:
         client = PoolClient(local_layout(args.local_dir))
-        client.send("master", DaemonCommand(name, _how(args), daemons))
+        client.send("master", DaemonCommand(command, _how(args), daemons))
     except (PoolNotRunning, RequestRefused, httpx.HTTPError, OSError) as e:
         print(f"htcpool {name}: {e}", file=sys.stderr)
         return 1
-    for line in reports(name, _how(args), daemons):
+    for line in reports(command, _how(args), daemons):
         print(line)
     return 0
 
 
 #: (tool, how) -> HTCondor's name of the command the tool sends: for the whole pool, for one daemon
-_VERBS: dict[tuple[str, str], tuple[str, str]] = {
-    ("off", "graceful"): ("Kill-All-Daemons", "Kill-Daemon"),
-    ("off", "fast"): ("Kill-All-Daemons-Fast", "Kill-Daemon-Fast"),
-    ("off", "peaceful"): ("Kill-All-Daemons-Peacefully", "Kill-Daemon-Peacefully"),
-    ("on", "graceful"): ("Spawn-All-Daemons", "Spawn-Daemon"),
-    ("restart", "graceful"): ("Restart", "Restart"),
-    ("restart", "fast"): ("Restart-Fast", "Restart-Fast"),
-    ("restart", "peaceful"): ("Restart-Peaceful", "Restart-Peaceful"),
-    ("reconfig", "graceful"): ("Reconfig", "Reconfig"),
+_VERBS: dict[tuple[Command, How], tuple[str, str]] = {
+    (Command.OFF, How.GRACEFUL): ("Kill-All-Daemons", "Kill-Daemon"),
+    (Command.OFF, How.FAST): ("Kill-All-Daemons-Fast", "Kill-Daemon-Fast"),
+    (Command.OFF, How.PEACEFUL): ("Kill-All-Daemons-Peacefully", "Kill-Daemon-Peacefully"),
+    (Command.ON, How.GRACEFUL): ("Spawn-All-Daemons", "Spawn-Daemon"),
+    (Command.RESTART, How.GRACEFUL): ("Restart", "Restart"),
+    (Command.RESTART, How.FAST): ("Restart-Fast", "Restart-Fast"),
+    (Command.RESTART, How.PEACEFUL): ("Restart-Peaceful", "Restart-Peaceful"),
+    (Command.RECONFIG, How.GRACEFUL): ("Reconfig", "Reconfig"),
 }
 
 
-def reports(name: str, how: str, daemons: tuple[str, ...]) -> list[str]:
+def reports(name: Command, how: How, daemons: tuple[str, ...]) -> list[str]:
     """What condor_off, _on, _restart and _reconfig print after sending their command.
 
     condor_off and condor_on send a daemon's command to the master and name the daemon
     (``Sent "Kill-Daemon" command for "negotiator" to local master``); condor_restart and
     condor_reconfig address the daemon itself (``Sent "Restart" command to local schedd``).
     A peaceful condor_off of one daemon is reported without naming it, as HTCondor does."""
-    whole, one = _VERBS.get((name, how), _VERBS[(name, "graceful")])
+    whole, one = _VERBS.get((name, how), _VERBS[(name, How.GRACEFUL)])
     if not daemons:
         return [f'Sent "{whole}" command to local master']
     lines = []
     for daemon in daemons:
-        if name not in ("off", "on"):
+        if name not in (Command.OFF, Command.ON):
             lines.append(f'Sent "{one}" command to local {daemon}')
-        elif name == "off" and how == "peaceful":
+        elif name == Command.OFF and how == How.PEACEFUL:
             lines.append(f'Sent "{one}" command to local master')
         else:
             lines.append(f'Sent "{one}" command for "{daemon}" to local master')
@@ -112,16 +113,16 @@ def reports(name: str, how: str, daemons: tuple[str, ...]) -> list[str]:
 
 
 def off(argv: list[str]) -> int:
-    return _command("off", argv)
+    return _command(Command.OFF, argv)
 
 
 def on(argv: list[str]) -> int:
-    return _command("on", argv)
+    return _command(Command.ON, argv)
 
 
 def restart(argv: list[str]) -> int:
-    return _command("restart", argv)
+    return _command(Command.RESTART, argv)
 
 
 def reconfig(argv: list[str]) -> int:
-    return _command("reconfig", argv)
+    return _command(Command.RECONFIG, argv)

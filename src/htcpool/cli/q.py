@@ -106,11 +106,11 @@ def main(argv: list[str]) -> int:
             slots = request(client, "collector", QueryAds("Machine")).ads
             name, address = schedd_identity(client)
             sys.stdout.write(format_better_analyze(jobs[0], list(slots), schedd_name=name,
-                                                   schedd_address=address))
+                                                   schedd_address=address, now=now))
             return 0
         selected = without_private(request(client, "schedd", QueueQuery(_constraint(args))).ads)
         if args.af:
-            sys.stdout.write(format_autoformat(selected, args.af))
+            sys.stdout.write(format_autoformat(selected, args.af, now=now))
             return 0
         if args.long:
             sys.stdout.write(format_long(selected))

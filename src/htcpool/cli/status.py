@@ -116,7 +116,7 @@ def main(argv: list[str]) -> int:
         ads = sorted(without_private(reply.ads if isinstance(reply, AdList) else []),
                      key=lambda a: (str(a.get("Machine", "")), _slot_order(str(a.get("Name", "")))))
         if args.af:
-            sys.stdout.write(format_autoformat(ads, args.af))
+            sys.stdout.write(format_autoformat(ads, args.af, now=now))
         elif args.long:
             sys.stdout.write(format_long(ads))
         elif args.json:

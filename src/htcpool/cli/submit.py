@@ -18,9 +18,9 @@ import getpass
 import os
 import platform
 import sys
-import time
 from pathlib import Path
 
+from htcpool.clock import wall_clock
 from htcpool.submit import SubmitError, SubmitHost, format_dry_run, submit_description
 
 
@@ -50,7 +50,7 @@ class DiskFileSystem:
 def local_host() -> SubmitHost:
     """The submitting user and machine as this process sees them."""
     machine = platform.machine().upper().replace("AMD64", "X86_64")
-    return SubmitHost(user=getpass.getuser(), cwd=os.getcwd(), now=int(time.time()),
+    return SubmitHost(user=getpass.getuser(), cwd=os.getcwd(), now=int(wall_clock()),
                       environ=dict(os.environ), arch=machine, opsys=platform.system().upper(),
                       file_system_domain=platform.node() or "localhost")
 

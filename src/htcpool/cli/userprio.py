@@ -20,7 +20,7 @@ import time
 from htcpool.cli.common import ToolError, connect, request, run_tool
 from htcpool.clock import local_zone
 from htcpool.negotiator import format_userprio
-from htcpool.protocol import Records, UserprioCommand, UserprioQuery
+from htcpool.protocol import Records, UserprioCommand, UserprioOp, UserprioQuery
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -63,36 +63,36 @@ def _change(args: argparse.Namespace) -> tuple[UserprioCommand, str] | None:
         name, factor = _full_name(args.setfactor[0]), _number(args.setfactor[1])
         if factor < 1:
             raise ToolError("Priority factors must be greater than or equal to 1.")
-        return (UserprioCommand("setfactor", name, factor, args.duration),
+        return (UserprioCommand(UserprioOp.SETFACTOR, name, factor, args.duration),
                 f"The priority factor of {name} was set to {factor:f}")
     if args.setceiling:
         name, ceiling = _full_name(args.setceiling[0], "ceiling"), _number(args.setceiling[1])
-        return (UserprioCommand("setceiling", name, ceiling, args.duration),
+        return (UserprioCommand(UserprioOp.SETCEILING, name, ceiling, args.duration),
                 f"The ceiling of {name} was set to {ceiling:f}")
     if args.setfloor:
         name, floor = _full_name(args.setfloor[0], "floor"), _number(args.setfloor[1])
-        return (UserprioCommand("setfloor", name, floor, args.duration),
+        return (UserprioCommand(UserprioOp.SETFLOOR, name, floor, args.duration),
                 f"The floor of {name} was set to {floor:f}")
     if args.setprio:
         name, prio = _full_name(args.setprio[0]), _number(args.setprio[1])
-        return UserprioCommand("setprio", name, prio), f"The priority of {name} was set to {prio:f}"
+        return UserprioCommand(UserprioOp.SETPRIO, name, prio), f"The priority of {name} was set to {prio:f}"
     if args.setaccum:
         name, usage = _full_name(args.setaccum[0], "Accumulated usage"), _number(args.setaccum[1])
         if usage < 0:
             raise ToolError("Usage must be greater than 0 seconds")
-        return (UserprioCommand("setaccum", name, usage),
+        return (UserprioCommand(UserprioOp.SETACCUM, name, usage),
                 f"The Accumulated Usage of {name} was set to {usage:f}")
     if args.resetusage:
         name = _full_name(args.resetusage)
-        return UserprioCommand("resetusage", name), f"The accumulated usage of {name} was reset"
+        return UserprioCommand(UserprioOp.RESETUSAGE, name), f"The accumulated usage of {name} was reset"
     if args.resetall:
-        return UserprioCommand("resetall"), "The accumulated usage was reset for all users"
+        return UserprioCommand(UserprioOp.RESETALL), "The accumulated usage was reset for all users"
     if args.delete:
         name = args.delete
         if "@" not in name:
             raise ToolError("You must specify the full name of the record you wish\n"
                             "\tto delete (user@uid.domain or user@full.host.name)")
-        return UserprioCommand("delete", name), f"The accountant record named {name} was deleted"
+        return UserprioCommand(UserprioOp.DELETE, name), f"The accountant record named {name} was deleted"
     return None
 
 

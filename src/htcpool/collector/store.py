@@ -37,7 +37,7 @@ import math
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from htcpool.classad import ClassAd, ClassAdError, EvalContext, fixed_clock
+from htcpool.classad import ClassAd, ClassAdError, EvalContext, as_number, fixed_clock
 from htcpool.collector.errors import CollectorUpdateError, CollectorUsageError
 from htcpool.collector.query import compile_constraint, project, projection_keys, with_private
 
@@ -69,15 +69,12 @@ def _text(ad: ClassAd, attr: str) -> str | None:
 
 
 def _integer(ad: ClassAd, attr: str) -> int | None:
+    """An attribute's value as a whole number (a real truncated); None when it is none."""
     try:
-        value = ad.evaluate(attr)
+        value = as_number(ad.evaluate(attr))
     except ClassAdError:
         return None
-    if type(value) is int:
-        return value
-    if type(value) is float and math.isfinite(value):
-        return int(value)
-    return None
+    return int(value) if value is not None and math.isfinite(value) else None
 
 
 def ad_key(ad: ClassAd) -> AdKey:

@@ -9,6 +9,10 @@ includes, metaknobs, ``_CONDOR_`` environment overrides) or text with
     config.get_int("NEGOTIATOR_INTERVAL")  # 60, from the parameter table
     config.provenance("START")        # file and line, or "default"
 
+Numbers and booleans are converted as HTCondor's ``param_integer``/``param_double``/
+``param_boolean`` do (``SCHEDD_INTERVAL = 5*60`` is 300); :func:`integer_value`,
+:func:`real_value` and :func:`boolean_value` do the same for a knob's text held elsewhere.
+
 Pipeline: :mod:`lines` (continuations, comments) -> :mod:`parser` (statements,
 ``include``, ``@=``) with :mod:`conditions` (``if``) and :mod:`metaknobs` (``use``) ->
 :mod:`macro_set` (definitions with provenance) -> lookups in :mod:`lookup` and lazy
@@ -33,6 +37,7 @@ from htcpool.config.lookup import Context
 from htcpool.config.macro_set import Definition
 from htcpool.config.probe import MachineFacts, fake_machine, probe_machine
 from htcpool.config.table import ParamInfo, param_info
+from htcpool.config.typed import boolean_value, integer_value, real_value
 
 __all__ = [
     "Config",
@@ -51,9 +56,12 @@ __all__ = [
     "MachineFacts",
     "ParamInfo",
     "Provenance",
+    "boolean_value",
     "fake_machine",
     "find_root_config",
+    "integer_value",
     "param_info",
     "probe_machine",
     "read_config",
+    "real_value",
 ]

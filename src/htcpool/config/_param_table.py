@@ -2,7 +2,9 @@
 
 Do not edit: regenerate with ``python -m htcpool.config.gen_param_table``.
 PARAMS maps each knob name (as spelled in the table) to (raw default, type); type is
-one of string, int, bool, double. METAKNOBS maps CATEGORY to TEMPLATE to its text.
+one of string, int, bool, double. RANGES maps the numeric knobs that have one to their
+(lowest, highest) allowed value, None for an open side. METAKNOBS maps CATEGORY to
+TEMPLATE to its text.
 """
 
 PARAMS: dict[str, tuple[str, str]] = {
@@ -1230,6 +1232,66 @@ PARAMS: dict[str, tuple[str, str]] = {
     'KEEP_DATA_CLAIM_IDLE': ('300', 'int'),
     'GPU_MONITOR': ('$(LIBEXEC)/condor_gpu_utilization', 'string'),
     'AUTO_USE_FEATURE_PelicanRetryPolicy': ('$(IsSchedd)', 'bool'),
+}
+
+RANGES: dict[str, tuple[int | float | None, int | float | None]] = {
+    'COLLECTOR_TCP_SOCKET_BUFSIZE': (1024, None),
+    'COLLECTOR_PORT': (0, 65535),
+    'COLLECTOR_QUERY_WORKERS': (0, None),
+    'COLLECTOR_QUERY_WORKERS_RESERVE_FOR_HIGH_PRIO': (0, None),
+    'COLLECTOR_QUERY_WORKERS_PENDING': (0, None),
+    'COLLECTOR_QUERY_MAX_WORKTIME': (0, None),
+    'SOCKET_LISTEN_BACKLOG': (1, None),
+    'PRIORITY_HALFLIFE': (1e-05, None),
+    'LVM_THICK_LV_MARGIN': (0.0, 1.0),
+    'MAX_TIME_SKIP': (0, None),
+    'MAX_TIMER_EVENTS_PER_CYCLE': (0, None),
+    'MAX_ACCEPTS_PER_CYCLE': (0, None),
+    'MAX_UDP_MSGS_PER_CYCLE': (0, None),
+    'MAX_REAPS_PER_CYCLE': (0, None),
+    'NOT_RESPONDING_TIMEOUT': (1, None),
+    'STARTER_FIRST_CHILDALIVE_DELAY': (0, None),
+    'SEC_C_GAHP_WORKER_THREAD_DEFAULT_SESSION_DURATION': (0, None),
+    'SEC_SESSION_DURATION_SLOP': (0, None),
+    'MAX_PID_COLLISION_RETRY': (0, None),
+    'COLLECTOR_SOCKET_BUFSIZE': (1024, None),
+    'PERIODIC_EXPR_TIMESLICE': (0.0, 1.0),
+    'KILLING_TIMEOUT': (0, None),
+    'NEGOTIATOR_SOCKET_CACHE_SIZE': (1, None),
+    'GROUP_QUOTA_MAX_ALLOCATION_ROUNDS': (1, 1000000000),
+    'GROUP_QUOTA_ROUND_ROBIN_RATE': (1.0, 1e+100),
+    'JOB_START_COUNT': (1, None),
+    'FLOCK_INCREMENT': (1, None),
+    'MIN_FLOCK_LEVEL': (0, None),
+    'MAX_PENDING_STARTD_CONTACTS': (0, None),
+    'CCB_HEARTBEAT_INTERVAL': (0, None),
+    'ROOSTER_INTERVAL': (0, None),
+    'ROOSTER_MAX_UNHIBERNATE': (0, None),
+    'NEGOTIATION_CYCLE_STATS_LENGTH': (0, 100),
+    'SYSTEM_JOB_MACHINE_ATTRS_HISTORY_LENGTH': (0, None),
+    'DELEGATE_JOB_GSI_CREDENTIALS_REFRESH': (0.0, 1.0),
+    'DELEGATE_JOB_GSI_CREDENTIALS_LIFETIME': (0, None),
+    'STATISTICS_WINDOW_QUANTUM': (1, 1000000000),
+    'STATISTICS_WINDOW_SECONDS': (1, 1000000000),
+    'TCP_KEEPALIVE_INTERVAL': (-1, None),
+    'SHADOW_CHECKPROXY_INTERVAL': (1, None),
+    'DEFRAG_DRAINING_MACHINES_PER_HOUR': (0, None),
+    'DEFRAG_MAX_CONCURRENT_DRAINING': (-1, None),
+    'DEFRAG_MAX_WHOLE_MACHINES': (-1, None),
+    'TRANSFER_IO_REPORT_INTERVAL': (0, None),
+    'CHIRP_DELAYED_UPDATE_MAX_ATTRS': (0, None),
+    'MAX_CONCURRENT_DOWNLOADS': (0, None),
+    'MAX_CONCURRENT_UPLOADS': (0, None),
+    'MAX_CONCURRENT_UPLOADS_PER_USER': (0, None),
+    'COLLECTOR_MAX_FILE_DESCRIPTORS': (0, None),
+    'SCHEDD_MAX_FILE_DESCRIPTORS': (0, None),
+    'SHARED_PORT_MAX_FILE_DESCRIPTORS': (0, None),
+    'NEGOTIATOR_RESOURCE_REQUEST_LIST_SIZE': (1, None),
+    'NEGOTIATOR_PREFETCH_REQUESTS_MAX_TIME': (0, None),
+    'HISTORY_HELPER_MAX_HISTORY': (0, None),
+    'HISTORY_HELPER_MAX_CONCURRENCY': (0, None),
+    'LIBRARIAN_GC_BACKOFF_SECONDS': (0, None),
+    'LIBRARIAN_DATABASE_BUSY_TIMEOUT_MS': (0, None),
 }
 
 METAKNOBS: dict[str, dict[str, str]] = {

@@ -3,14 +3,19 @@
 A Config holds the definitions a read produced (:class:`MacroSet`), the context it was
 read in (subsystem and local name: self references and ``if defined`` were resolved in
 that context), the environment and random source used by ``$ENV``/``$RANDOM_*``, and the
-list of sources read. Lookups expand lazily, at call time, like HTCondor's ``param()``:
+list of sources read, and the clock its ClassAd evaluations see (None: a value that reads
+the time is an error; the program reading the configuration passes its own). Lookups
+expand lazily, at call time, like HTCondor's ``param()``:
 
 * ``get_str``/``get_expr`` return the expanded text, None when the name is undefined or
   empty (an empty value hides the table default, as ``X =`` does in HTCondor);
 * ``get_int``/``get_float``/``get_bool`` convert like ``param_integer``/``param_double``/
-  ``param_boolean`` (literal first, then a ClassAd evaluation) and raise
-  :class:`~htcpool.config.errors.ConfigValueError` naming the defining file and line when
-  the text is not of that type;
+  ``param_boolean`` (literal first, then a ClassAd evaluation, see :mod:`~htcpool.config.typed`:
+  ``5*60`` is 300, ``10.7`` is 10 as an integer, ``true`` is 1), check the range the
+  parameter table gives the knob (``range=`` in ``param_info.in``), and raise
+  :class:`~htcpool.config.errors.ConfigValueError` naming the knob, the defining file and
+  line and the reason when the text is not of that type or out of range. Every daemon reads
+  its numeric knobs through them, so an expression is accepted wherever HTCondor accepts one;
 * every accessor takes ``subsystem``, ``local_name`` (tried as ``LOCAL.NAME`` then
   ``SUBSYS.NAME`` then ``NAME``) and ``slot`` (``SLOT<N>_NAME`` tried before ``NAME``, as
   the startd does for per-slot settings).
@@ -21,17 +26,16 @@ Build one with :func:`htcpool.config.read_config` (files) or :meth:`Config.from_
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TypeVar
 
-from htcpool.config.errors import ConfigValueError
 from htcpool.config.lookup import Context, Found, lookup
 from htcpool.config.macro_set import DEFAULT, Definition, MacroSet
 from htcpool.config.macros import Expander, LazyRandom, RandomSource
 from htcpool.config.probe import MachineFacts, fake_machine
 from htcpool.config.table import default_for
-from htcpool.config.typed import text_to_bool, text_to_float, text_to_int
+from htcpool.config.typed import boolean_value, integer_value, real_value
 
 T = TypeVar("T")
 _UNSET = object()
@@ -73,6 +77,7 @@ class Config:
         warnings: list[str] | None = None,
         facts: MachineFacts | None = None,
         cwd: str = "",
+        clock: Callable[[], float] | None = None,
     ) -> None:
         self.macros = macros
         self.context = context
@@ -82,6 +87,7 @@ class Config:
         self.warnings = list(warnings or [])
         self.facts = facts if facts is not None else fake_machine()
         self.cwd = cwd
+        self.clock = clock
         # Settled expansions per reading context, dropped whenever the set changes.
         self._expanders: dict[tuple[str | None, str | None], Expander] = {}
         self._memo_version = -1
@@ -100,6 +106,7 @@ class Config:
         rng: random.Random | None = None,
         loader: object | None = None,
         allow_commands: bool = False,
+        clock: Callable[[], float] | None = None,
     ) -> Config:
         """Read configuration ``text`` as the root source named ``source``."""
         from htcpool.config.files import assemble
@@ -113,6 +120,7 @@ class Config:
             rng=rng,
             loader=loader,  # type: ignore[arg-type]
             allow_commands=allow_commands,
+            clock=clock,
         )
 
     # -- context --------------------------------------------------------------
@@ -155,7 +163,7 @@ class Config:
                 found = lookup(macros, name, context)
                 return None if found is None else found.raw
 
-            expander = Expander(raw_of, self.environ, self.rng, where, self.cwd, {})
+            expander = Expander(raw_of, self.environ, self.rng, where, self.cwd, {}, clock=self.clock)
             self._expanders[key] = expander
         expander.where = where
         return expander
@@ -206,8 +214,8 @@ class Config:
         return self.get_str(name, subsystem, slot, local_name) is not None
 
     # -- typed accessors ------------------------------------------------------
-    def _typed(self, name: str, kind: str, convert: object, default: object,
-               subsystem: str | None, slot: int | None, local_name: str | None) -> object:
+    def _typed(self, name: str, convert: Callable[..., T], default: T | None,
+               subsystem: str | None, slot: int | None, local_name: str | None) -> T | None:
         found = self.lookup(name, subsystem, slot, local_name)
         text = self.get_str(name, subsystem, slot, local_name)
         if text is None or found is None:
@@ -222,29 +230,23 @@ class Config:
             if not text:
                 return default
             found = Found(info.default, None, info.name)
-        value = convert(text)  # type: ignore[operator]
-        if value is None:
-            source, line = self._where(found)
-            raise ConfigValueError(f"{name} = {text} is not a valid {kind}", source, line)
-        return value
+        source, line = self._where(found)
+        return convert(name, text, source=source, line=line, clock=self.clock)
 
     def get_int(self, name: str, subsystem: str | None = None, slot: int | None = None,
                 local_name: str | None = None, *, default: int | None = None) -> int | None:
-        """The value as an integer (reals truncated, booleans 0/1)."""
-        out = self._typed(name, "integer", text_to_int, default, subsystem, slot, local_name)
-        return out  # type: ignore[return-value]
+        """The value as an integer (reals truncated, booleans 0/1, expressions evaluated)."""
+        return self._typed(name, integer_value, default, subsystem, slot, local_name)
 
     def get_float(self, name: str, subsystem: str | None = None, slot: int | None = None,
                 local_name: str | None = None, *, default: float | None = None) -> float | None:
-        """The value as a real number."""
-        out = self._typed(name, "number", text_to_float, default, subsystem, slot, local_name)
-        return out  # type: ignore[return-value]
+        """The value as a real number (expressions evaluated)."""
+        return self._typed(name, real_value, default, subsystem, slot, local_name)
 
     def get_bool(self, name: str, subsystem: str | None = None, slot: int | None = None,
                 local_name: str | None = None, *, default: bool | None = None) -> bool | None:
         """The value as a boolean (``true``/``false``/``1``/``0`` or an expression)."""
-        out = self._typed(name, "boolean", text_to_bool, default, subsystem, slot, local_name)
-        return out  # type: ignore[return-value]
+        return self._typed(name, boolean_value, default, subsystem, slot, local_name)
 
     def get_typed(self, name: str, subsystem: str | None = None,
                   local_name: str | None = None) -> str | int | float | bool | None:

@@ -25,7 +25,7 @@ import random
 import re
 import shlex
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from htcpool.config.config import Config
 from htcpool.config.errors import ConfigIncludeError
@@ -126,8 +126,12 @@ def assemble(
     allow_commands: bool = False,
     config_root: str = "",
     cwd: str = "",
+    clock: Callable[[], float] | None = None,
 ) -> Config:
-    """Run the whole read: detected macros, the roots (name, text or None to load), locals, env."""
+    """Run the whole read: detected macros, the roots (name, text or None to load), locals, env.
+
+    ``clock`` is the time the configuration's ClassAd evaluations (``$EVAL``, typed values)
+    see; None leaves it without one."""
     macros = MacroSet()
     context = Context(subsystem or None, local_name or None)
     rng_source: RandomSource = rng if rng is not None else LazyRandom(0)
@@ -135,14 +139,14 @@ def assemble(
         macros.insert(name, value, DETECTED, 0)
     if config_root:
         macros.insert("CONFIG_ROOT", config_root, DETECTED, 0)
-    reader = Reader(macros, context, environ, loader, allow_commands, rng_source, cwd)
+    reader = Reader(macros, context, environ, loader, allow_commands, rng_source, cwd, clock=clock)
     for name, text in roots:
         if text is None:
             reader.read_file(name)
         else:
             reader.sources.append(name)
             reader.read_text(text, name)
-    config = Config(macros, context, environ=environ, rng=rng_source, facts=facts, cwd=cwd)
+    config = Config(macros, context, environ=environ, rng=rng_source, facts=facts, cwd=cwd, clock=clock)
     if reader.loader is not None and roots:
         dirs = _read_local_dirs(reader, config)
         _read_local_files(reader, config)
@@ -152,7 +156,7 @@ def assemble(
         if key[:8].lower() == "_condor_" and len(key) > 8:
             reader.macros.insert(key[8:], reader.expander(ENVIRONMENT, 0).expand_self(
                 value, reader.self_names(key[8:])), ENVIRONMENT, 0)
-    hyper = text_to_bool(config.get_str("COUNT_HYPERTHREAD_CPUS") or "true")
+    hyper = text_to_bool(config.get_str("COUNT_HYPERTHREAD_CPUS") or "true", clock)
     for name, value in detected_macros(facts, subsystem, local_name, environ,
                                        hyper is not False).items():
         if name.startswith("DETECTED_"):
@@ -172,8 +176,13 @@ def read_config(
     rng: random.Random | None = None,
     allow_commands: bool = False,
     loader: SourceLoader | None = None,
+    clock: Callable[[], float] | None = None,
 ) -> Config:
-    """Read the configuration from files, as an HTCondor daemon or tool would."""
+    """Read the configuration from files, as an HTCondor daemon or tool would.
+
+    ``clock`` is the time ClassAd evaluations in the configuration see (``$EVAL(time())``,
+    an integer knob written as an expression of ``time()``): the reading program's clock.
+    Without one such values are errors; nothing here reads the time itself."""
     env = dict(os.environ) if environ is None else dict(environ)
     path = root if root is not None else find_root_config(env)
     if path is None:
@@ -194,4 +203,5 @@ def read_config(
         allow_commands=allow_commands,
         config_root=os.path.dirname(os.path.abspath(path)) if path else "",
         cwd=os.getcwd(),
+        clock=clock,
     )

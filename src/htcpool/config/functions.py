@@ -19,7 +19,13 @@ from typing import TYPE_CHECKING, Any
 
 from htcpool.config.errors import ConfigRecursionError
 from htcpool.config.macros import FILENAME, MacroRef
-from htcpool.config.typed import NotAnExpression, evaluate_classad, text_to_float, text_to_int
+from htcpool.config.typed import (
+    NotAnExpression,
+    NotConvertible,
+    evaluate_classad,
+    text_to_float,
+    text_to_int,
+)
 
 if TYPE_CHECKING:
     from htcpool.config.macros import Expander
@@ -76,7 +82,7 @@ def _printf(ex: Expander, fmt: str, value: Any, kinds: str, what: str) -> str:
 def _int_function(ex: Expander, ref: MacroRef, text: str, chain: tuple[str, ...]) -> str:
     name, comma, fmt = ref.body(text).partition(",")
     value = _name_or_literal(ex, name, chain)
-    number = text_to_int(value)
+    number = text_to_int(value, ex.clock)
     if number is None:
         raise ex.fail(f"$INT() error: {value} does not evaluate to an integer")
     if not comma:
@@ -87,7 +93,7 @@ def _int_function(ex: Expander, ref: MacroRef, text: str, chain: tuple[str, ...]
 def _real_function(ex: Expander, ref: MacroRef, text: str, chain: tuple[str, ...]) -> str:
     name, comma, fmt = ref.body(text).partition(",")
     value = _name_or_literal(ex, name, chain)
-    number = text_to_float(value)
+    number = text_to_float(value, ex.clock)
     if number is None:
         raise ex.fail(f"$REAL() error: {value} does not evaluate to a real")
     if not comma:
@@ -100,9 +106,11 @@ def _string_function(ex: Expander, ref: MacroRef, text: str, chain: tuple[str, .
     name, comma, fmt = ref.body(text).partition(",")
     value = _name_or_literal(ex, name, chain)
     try:
-        result = evaluate_classad(value)
+        result = evaluate_classad(value, ex.clock)
     except NotAnExpression:
         result = None
+    except NotConvertible as exc:
+        raise ex.fail(f"$STRING() error: {value}: {exc}") from None
     if isinstance(result, str):
         value = result
     if not comma:
@@ -113,9 +121,11 @@ def _string_function(ex: Expander, ref: MacroRef, text: str, chain: tuple[str, .
 def _eval_function(ex: Expander, ref: MacroRef, text: str, chain: tuple[str, ...]) -> str:
     value = _name_or_literal(ex, ref.body(text), chain)
     try:
-        result = evaluate_classad(value)
+        result = evaluate_classad(value, ex.clock)
     except NotAnExpression:
         return value
+    except NotConvertible as exc:
+        raise ex.fail(f"$EVAL() error: {value}: {exc}") from None
     if isinstance(result, str):
         return result
     return _unparse(result)
@@ -185,7 +195,7 @@ def _random_integer(ex: Expander, ref: MacroRef, text: str, chain: tuple[str, ..
 def _choice(ex: Expander, ref: MacroRef, text: str, chain: tuple[str, ...]) -> str:
     entries = _list_items(ref.body(text), keep_empty=True)
     index_text = _name_or_literal(ex, entries[0], chain)
-    index = text_to_int(index_text)
+    index = text_to_int(index_text, ex.clock)
     if index is None or index < 0:
         raise ex.fail(f"$CHOICE() error: '{index_text}' is invalid index")
     items = entries[1:]
@@ -205,13 +215,13 @@ def _substr(ex: Expander, ref: MacroRef, text: str, chain: tuple[str, ...]) -> s
         raise ex.fail("$SUBSTR() error: no length specified")
     start_arg, comma2, length_arg = rest.partition(",")
     start_text = _name_or_literal(ex, start_arg, chain)
-    start = text_to_int(start_text)
+    start = text_to_int(start_text, ex.clock)
     if start is None:
         raise ex.fail(f"$SUBSTR() error: {start_text} is invalid start index")
     length: int | None = None
     if comma2:
         length_text = _name_or_literal(ex, length_arg, chain)
-        length = text_to_int(length_text)
+        length = text_to_int(length_text, ex.clock)
         if length is None:
             raise ex.fail(f"$SUBSTR() error: {length_text} is invalid length")
     value = _value_of(ex, name, chain)

@@ -81,9 +81,27 @@ def parse_param_info(text: str) -> list[Section]:
     return sections
 
 
+Bound = int | float | None
+
+
+def parse_range(text: str, kind: str, name: str) -> tuple[Bound, Bound]:
+    """``range=LOW,HIGH`` of a numeric knob; an empty side is open (None)."""
+    low, comma, high = text.partition(",")
+    if not comma:
+        raise ValueError(f"[{name}] range {text!r} is not LOW,HIGH")
+    number = int if kind == "int" else float
+
+    def bound(side: str) -> Bound:
+        side = side.strip()
+        return number(side) if side else None
+
+    return bound(low), bound(high)
+
+
 def render_table(sections: list[Section], source_name: str) -> str:
     """The text of the generated Python module."""
     params: list[tuple[str, str, str]] = []
+    ranges: list[tuple[str, tuple[Bound, Bound]]] = []
     metaknobs: dict[str, list[tuple[str, str]]] = {}
     for section in sections:
         default = section.properties.get("default", "")
@@ -95,18 +113,27 @@ def render_table(sections: list[Section], source_name: str) -> str:
         if kind is None:
             raise ValueError(f"[{section.name}] has unknown type {section.properties['type']!r}")
         params.append((section.name, default, kind))
+        if "range" in section.properties and kind in ("int", "double"):
+            ranges.append((section.name, parse_range(section.properties["range"], kind, section.name)))
     out = [
         f'"""HTCondor\'s parameter table and metaknob templates, generated from {source_name}.',
         "",
         "Do not edit: regenerate with ``python -m htcpool.config.gen_param_table``.",
         "PARAMS maps each knob name (as spelled in the table) to (raw default, type); type is",
-        "one of string, int, bool, double. METAKNOBS maps CATEGORY to TEMPLATE to its text.",
+        "one of string, int, bool, double. RANGES maps the numeric knobs that have one to their",
+        "(lowest, highest) allowed value, None for an open side. METAKNOBS maps CATEGORY to",
+        "TEMPLATE to its text.",
         '"""',
         "",
         "PARAMS: dict[str, tuple[str, str]] = {",
     ]
     for name, default, kind in params:
         out.append(f"    {name!r}: ({default!r}, {kind!r}),")
+    out.append("}")
+    out.append("")
+    out.append("RANGES: dict[str, tuple[int | float | None, int | float | None]] = {")
+    for name, (low, high) in ranges:
+        out.append(f"    {name!r}: ({low!r}, {high!r}),")
     out.append("}")
     out.append("")
     out.append("METAKNOBS: dict[str, dict[str, str]] = {")

@@ -220,7 +220,9 @@ class Expander:
     ``lookup(name)`` returns the raw (unexpanded) value of a name in the reading
     context, the table default included, or None when nothing defines it. ``environ``
     serves ``$ENV``; ``rng`` serves ``$RANDOM_*``; ``where`` names the definition being
-    expanded, for error messages (source, line).
+    expanded, for error messages (source, line); ``clock`` is the time ``$INT``, ``$REAL``,
+    ``$STRING`` and ``$EVAL`` evaluate at (None: an expression that reads the time is an
+    error).
     """
 
     lookup: Callable[[str], str | None]
@@ -232,6 +234,7 @@ class Expander:
     #: changes (lookups after reading), never while reading.
     memo: dict[str, str] | None = None
     random_draws: int = 0
+    clock: Callable[[], float] | None = None
 
     def fail(self, message: str) -> ConfigExpansionError:
         return ConfigExpansionError(message, self.where[0], self.where[1])

@@ -23,7 +23,7 @@ injected :class:`SourceLoader`.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -79,6 +79,8 @@ class Reader:
     cwd: str = ""
     sources: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    #: The time ``$INT``/``$EVAL`` … evaluate at while reading (None: no clock).
+    clock: Callable[[], float] | None = None
     _expander: Expander | None = field(default=None, repr=False)
 
     # -- shared helpers -------------------------------------------------------
@@ -89,7 +91,8 @@ class Reader:
         """The reader's expander, pointed at ``source``:``line`` for error messages."""
         ex = self._expander
         if ex is None:
-            ex = self._expander = Expander(self.lookup, self.environ, self.rng, (source, line), self.cwd)
+            ex = self._expander = Expander(self.lookup, self.environ, self.rng, (source, line), self.cwd,
+                                           clock=self.clock)
         else:
             ex.where = (source, line)
         return ex

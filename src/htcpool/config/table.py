@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from htcpool.config._param_table import METAKNOBS, PARAMS
+from htcpool.config._param_table import METAKNOBS, PARAMS, RANGES
 
 #: The value types of the table.
 PARAM_TYPES = ("string", "int", "bool", "double")
@@ -17,15 +17,22 @@ PARAM_TYPES = ("string", "int", "bool", "double")
 
 @dataclass(frozen=True, slots=True)
 class ParamInfo:
-    """One entry of the parameter table."""
+    """One entry of the parameter table.
+
+    ``low`` and ``high`` are the allowed range of a numeric knob (``range=`` in the table),
+    None for an open side or a knob without one.
+    """
 
     name: str
     default: str
     type: str
+    low: int | float | None = None
+    high: int | float | None = None
 
 
 _BY_KEY: dict[str, ParamInfo] = {
-    name.upper(): ParamInfo(name, default, kind) for name, (default, kind) in PARAMS.items()
+    name.upper(): ParamInfo(name, default, kind, *RANGES.get(name, (None, None)))
+    for name, (default, kind) in PARAMS.items()
 }
 
 _METAKNOBS: dict[str, tuple[str, dict[str, tuple[str, str]]]] = {

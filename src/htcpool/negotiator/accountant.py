@@ -12,8 +12,9 @@ Rules of this module (HTCondor 25's ``Accountant.cpp``, seed section 3.6.4):
   charged for the interval (a group uses its hierarchical usage). Accumulated usage grows by
   usage·Δ; ``BeginUsageTime``/``LastUsageTime`` are stamped. A Δ ≤ 0 changes nothing.
 * ``check_matches(slots, now)`` recounts usage from the claimed slots of the pool, every cycle:
-  a slot in Claimed or Preempting with ``AccountingGroup`` or ``RemoteUser`` is charged its
-  ``SlotWeight`` (suspended slots too, unless NEGOTIATOR_DISCOUNT_SUSPENDED_RESOURCES).
+  a slot in a claimed-like state (``CLAIMED_LIKE``: Claimed or Preempting) with ``AccountingGroup``
+  or ``RemoteUser`` is charged its ``SlotWeight`` (suspended slots too, unless
+  NEGOTIATOR_DISCOUNT_SUSPENDED_RESOURCES).
   ``ResourcesUsed`` and ``HierWeightedResourcesUsed`` are recounted as well (HTCondor only ever
   grows them, a defect not copied).
 * ``add_match`` charges a match made during the cycle at once, so shares see live usage.
@@ -31,20 +32,16 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Mapping
 
-from htcpool.classad import ClassAd, EvalContext, ExprTree, fixed_clock
+from htcpool.classad import ClassAd, EvalContext, ExprTree, as_number, fixed_clock
 from htcpool.classad.nodes import AttrRef, Literal
 from htcpool.negotiator.errors import NegotiatorUsageError
 from htcpool.negotiator.records import LEASED, AccountantSnapshot, AccountantStore, CustomerRecord
 from htcpool.negotiator.settings import ROOT_GROUP, AccountantPolicy
 
 MIN_PRIORITY = 0.5  # HTCondor's constant minimum RUP; not configurable
-
-
-def _num(v: object) -> float | None:
-    t = type(v)
-    if t is int or t is float:
-        return float(v)  # type: ignore[arg-type]
-    return None
+#: the slot states (``State`` of a slot ad) in which a slot holds a claim: the accountant charges
+#: such a slot to its user, and the cycle considers it only for preemption
+CLAIMED_LIKE = frozenset({"Claimed", "Preempting"})
 
 
 def remote_user_of(slot: ClassAd) -> str | None:
@@ -59,7 +56,7 @@ def remote_user_of(slot: ClassAd) -> str | None:
 def is_claimed(slot: ClassAd, discount_suspended: bool) -> bool:
     """Whether the accountant charges this slot (``Accountant::IsClaimed``)."""
     state = slot.evaluate("State")
-    if state not in ("Claimed", "Preempting"):
+    if state not in CLAIMED_LIKE:
         return False
     if discount_suspended:
         activity = slot.evaluate("Activity")
@@ -90,16 +87,16 @@ class SlotWeigher:
         if not self.force:
             own = exprs.get("slotweight")
             if own is not None:
-                v = _num(own.value if type(own) is Literal else slot.evaluate("SlotWeight", self.context))
+                v = as_number(own.value if type(own) is Literal else slot.evaluate("SlotWeight", self.context))
         if v is None:
             node = exprs.get(self.attribute) if self.attribute is not None else None
             if type(node) is Literal:
-                v = _num(node.value)
+                v = as_number(node.value)
             else:
-                v = _num(self.expr.evaluate(slot, None, self.context))
+                v = as_number(self.expr.evaluate(slot, None, self.context))
         if v is None or v < 0:
             return 1.0
-        return v
+        return float(v)
 
 
 class Accountant:

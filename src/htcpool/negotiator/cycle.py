@@ -34,9 +34,10 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field, replace
 
 from htcpool.classad import ClassAd, EvalContext, ExprTree, fixed_clock
-from htcpool.negotiator.accountant import Accountant, SlotWeigher
+from htcpool.negotiator.accountant import CLAIMED_LIKE, Accountant, SlotWeigher
 from htcpool.negotiator.exprinfo import closure, expression_shape, literal, number, with_values
 from htcpool.negotiator.globalprios import fan_out
+from htcpool.negotiator.grouprounds import negotiate_groups
 from htcpool.negotiator.groups import GroupTree
 from htcpool.negotiator.limits import ConcurrencyLimits
 from htcpool.negotiator.matchlist import Matchmaker
@@ -166,26 +167,7 @@ class NegotiationCycle:
         if self.groups is not None:
             self.groups.assign_quotas(self.group_total)
             self.group_quota_table.update({n.name: n.quota for n in self.groups.nodes()})
-        kept: list[ClassAd] = []
-        kept_weights: list[float] = []
-        candidate: list[bool] = []
-        for s, w in zip(slots, weights, strict=True):
-            state = literal(s, "State")
-            pslot = literal(s, "PartitionableSlot") is True
-            claimed = state in ("Claimed", "Preempting")
-            if claimed and not pslot:
-                if not pol.consider_preemption:
-                    continue
-                if not pol.consider_early_preemption and (number(literal(s, "RetirementTimeRemaining", 0)) or 0) > 0:
-                    continue
-                if state == "Claimed" and literal(s, "Activity") == "Idle":
-                    continue  # claimed but not running a job (seed 3.6.5, rule 2)
-            is_dslot = literal(s, "DynamicSlot") is True
-            decorate = pol.consider_preemption and (claimed or pol.cross_slot_prios)
-            ad = self.decorator.decorate(s, claimed) if decorate else s
-            kept.append(ad)
-            kept_weights.append(w if ad is s else weigh(ad))
-            candidate.append(not (pol.allow_pslot_preemption and is_dslot))
+        kept, kept_weights, candidate = self._trim(slots, weights, weigh)
         self.stats.trimmed_slots = len(kept)
         group_mode = self.groups is not None and self.groups.has_groups
         self.stats.candidate_slots = size.slots if group_mode else len(kept)
@@ -199,6 +181,33 @@ class NegotiationCycle:
             states = fan_out(states, pol.max_global_job_prios)
         self.stats.phase2_duration = self.timer() - t1
         return states
+
+    def _trim(self, slots: list[ClassAd], weights: list[float],
+              weigh: SlotWeigher) -> tuple[list[ClassAd], list[float], list[bool]]:
+        """The slots the cycle may match (step 3), decorated (step 4), with their weights and
+        whether each is a candidate of its own (a dynamic slot under ALLOW_PSLOT_PREEMPTION is not)."""
+        pol = self.policy
+        kept: list[ClassAd] = []
+        kept_weights: list[float] = []
+        candidate: list[bool] = []
+        for s, w in zip(slots, weights, strict=True):
+            state = literal(s, "State")
+            pslot = literal(s, "PartitionableSlot") is True
+            claimed = state in CLAIMED_LIKE
+            if claimed and not pslot:
+                if not pol.consider_preemption:
+                    continue
+                if not pol.consider_early_preemption and (number(literal(s, "RetirementTimeRemaining", 0)) or 0) > 0:
+                    continue
+                if state == "Claimed" and literal(s, "Activity") == "Idle":
+                    continue  # claimed but not running a job (seed 3.6.5, rule 2)
+            is_dslot = literal(s, "DynamicSlot") is True
+            decorate = pol.consider_preemption and (claimed or pol.cross_slot_prios)
+            ad = self.decorator.decorate(s, claimed) if decorate else s
+            kept.append(ad)
+            kept_weights.append(w if ad is s else weigh(ad))
+            candidate.append(not (pol.allow_pslot_preemption and is_dslot))
+        return kept, kept_weights, candidate
 
     def _build_matchmaker(self, slots: list[ClassAd], weights: list[float], candidate: list[bool],
                           subs: Sequence[SubmitterAd], weigh: Callable[[ClassAd], float]) -> None:
@@ -306,8 +315,6 @@ class NegotiationCycle:
     def run(self, states: list[SubmitterState]) -> None:
         t0 = self.timer()
         if self.groups is not None and self.groups.has_groups:
-            from htcpool.negotiator.grouprounds import negotiate_groups
-
             negotiate_groups(self, states)
         else:
             below = [

@@ -120,6 +120,9 @@ def literal(ad: ClassAd, name: str, default: Any = None) -> Any:
 
 
 def number(v: Any) -> float | None:
+    """A value as matchmaking reads a rank or a resource: a real, with ``true`` and ``false`` as 1
+    and 0 (``Rank = Owner == "alice"`` ranks by a boolean). ``htcpool.classad.as_number``, which
+    refuses booleans, is for counts and times."""
     t = type(v)
     if t is int or t is float or t is bool:
         return float(v)

@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterable
 from typing import Any, Protocol
 
+from htcpool.config import ConfigValueError
 from htcpool.negotiator.errors import PolicyError
 from htcpool.negotiator.settings import (
     AccountantPolicy,
@@ -54,13 +55,12 @@ def _int(cfg: ConfigSource, name: str, default: int, subsystem: str = SUBSYSTEM)
 
 
 def _float(cfg: ConfigSource, name: str, default: float | None) -> float | None:
-    text = cfg.get_str(name, subsystem=SUBSYSTEM)
-    if text is None or str(text).strip() == "":
-        return default
+    """A real knob, converted by the configuration as ``param_double`` does (``24*3600`` works)."""
     try:
-        return float(str(text).strip())
-    except ValueError:
-        raise PolicyError(f"{name} = {text!r} is not a number") from None
+        v = cfg.get_float(name, subsystem=SUBSYSTEM)
+    except (ConfigValueError, ValueError) as e:
+        raise PolicyError(f"{name} is not a number: {e}") from None
+    return default if v is None else float(v)
 
 
 def _names(text: str) -> list[str]:
@@ -172,7 +172,10 @@ def policy_from_config(cfg: ConfigSource, limit_names: Iterable[str] = ()) -> Ne
     concurrency-limit names whose ``<NAME>_LIMIT`` to read beyond those the configuration lists."""
     d = NegotiatorPolicy()
     length = cfg.get_int("NEGOTIATION_CYCLE_STATS_LENGTH", subsystem=SUBSYSTEM)
+    min_interval = cfg.get_float("NEGOTIATOR_MIN_INTERVAL", subsystem=SUBSYSTEM)
     return NegotiatorPolicy(
+        interval=float(cfg.get_int("NEGOTIATOR_INTERVAL", subsystem=SUBSYSTEM) or d.interval),
+        min_interval=d.min_interval if min_interval is None else float(min_interval),
         preemption_requirements=_str(cfg, "PREEMPTION_REQUIREMENTS") or "False",
         preemption_requirements_stable=_bool(cfg, "PREEMPTION_REQUIREMENTS_STABLE", True),
         preemption_rank=_str(cfg, "PREEMPTION_RANK") or d.preemption_rank,

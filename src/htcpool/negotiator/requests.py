@@ -19,7 +19,7 @@ import re
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 
-from htcpool.classad import ClassAd
+from htcpool.classad import ClassAd, ExprTree
 from htcpool.negotiator.exprinfo import closure, literal, number, value_key
 from htcpool.negotiator.settings import AutoclusterPolicy, NegotiatorPolicy
 
@@ -63,8 +63,6 @@ class ResourceRequest:
 
 def significant_attributes(slots: Iterable[ClassAd], policy: NegotiatorPolicy) -> tuple[str, ...]:
     """Job attributes that slot ads or the policy expressions may read (lower-cased, sorted)."""
-    from htcpool.classad import ExprTree
-
     names: set[str] = set()
     seen_shapes: set[tuple[int, ...]] = set()
     for slot in slots:

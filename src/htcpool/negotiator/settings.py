@@ -75,6 +75,8 @@ class GroupPolicy:
 class NegotiatorPolicy:
     """Knobs of the negotiation cycle and of matchmaking."""
 
+    interval: float = 60.0  # NEGOTIATOR_INTERVAL (0: the default)
+    min_interval: float = 5.0  # NEGOTIATOR_MIN_INTERVAL
     preemption_requirements: str = "False"  # PREEMPTION_REQUIREMENTS
     preemption_requirements_stable: bool = True  # PREEMPTION_REQUIREMENTS_STABLE
     preemption_rank: str = DEFAULT_PREEMPTION_RANK  # PREEMPTION_RANK

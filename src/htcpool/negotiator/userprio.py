@@ -1,18 +1,29 @@
-"""The accounting ads a negotiator publishes, from which ``condor_userprio`` prints its tables.
+"""What ``condor_userprio`` reads from the accountant and changes in it.
 
 ``accounting_ads(accountant, groups, now)`` returns one dict per record, shaped like HTCondor's
 QUERY_ACCOUNTING_ADS answer: the record's attributes plus ``Name``, ``Priority`` (the EUP),
 ``IsAccountingGroup``, ``AccountingGroup``, ``LastUpdate`` and, for groups, ``EffectiveQuota``,
 ``ConfigQuota``, ``SubtreeQuota``, ``GroupSortKey``, ``SurplusPolicy`` and ``Requested`` (what
 ``condor_userprio -quotas`` shows).
+
+``apply_userprio(accountant, command, now)`` carries out one change (``-setfactor``, ``-setprio``,
+``-resetusage`` …): ``USERPRIO_OPERATIONS`` maps each ``UserprioOp`` to its accountant call. Every
+operation but ``-resetall`` names a record; a factor below 1 and a priority below 0.5 are refused,
+as the negotiator refuses them; ``-duration`` turns ``-setfactor``, ``-setceiling`` and
+``-setfloor`` into leases. A refusal is a ``NegotiatorUsageError`` whose message is for the user.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from htcpool.negotiator.accountant import Accountant
+from htcpool.negotiator.errors import NegotiatorUsageError
 from htcpool.negotiator.groups import GroupTree
+from htcpool.protocol import UserprioCommand, UserprioOp
+
+Operation = Callable[[Accountant, UserprioCommand, float], None]
 
 
 def accounting_ads(accountant: Accountant, groups: GroupTree | None, now: float) -> list[dict[str, Any]]:
@@ -46,3 +57,44 @@ def accounting_ads(accountant: Accountant, groups: GroupTree | None, now: float)
             })
         ads.append(ad)
     return ads
+
+
+def _lease(c: UserprioCommand, now: float) -> dict[str, float]:
+    """The lease arguments of a change given ``-duration`` (none without it)."""
+    return {"now": now, "duration": c.duration} if c.duration > 0 else {}
+
+
+def _set_factor(acc: Accountant, c: UserprioCommand, now: float) -> None:
+    if c.value < 1:
+        raise NegotiatorUsageError("The priority factor must be greater than or equal to 1.")
+    acc.set_priority_factor(c.name, c.value, **_lease(c, now))
+
+
+def _set_priority(acc: Accountant, c: UserprioCommand, now: float) -> None:
+    if c.value < 0.5:
+        raise NegotiatorUsageError("The priority must be at least 0.5.")
+    acc.set_priority(c.name, c.value)
+
+
+USERPRIO_OPERATIONS: dict[UserprioOp, Operation] = {
+    UserprioOp.SETFACTOR: _set_factor,
+    UserprioOp.SETPRIO: _set_priority,
+    UserprioOp.SETCEILING: lambda acc, c, now: acc.set_ceiling(c.name, c.value, **_lease(c, now)),
+    UserprioOp.SETFLOOR: lambda acc, c, now: acc.set_floor(c.name, c.value, **_lease(c, now)),
+    UserprioOp.SETACCUM: lambda acc, c, now: acc.set_accumulated_usage(c.name, c.value),
+    UserprioOp.SETBEGIN: lambda acc, c, now: acc.set_begin_usage_time(c.name, c.value),
+    UserprioOp.SETLAST: lambda acc, c, now: acc.set_last_usage_time(c.name, c.value),
+    UserprioOp.RESETUSAGE: lambda acc, c, now: acc.reset_usage(c.name, now),
+    UserprioOp.RESETALL: lambda acc, c, now: acc.reset_all_usage(now),
+    UserprioOp.DELETE: lambda acc, c, now: acc.delete(c.name),
+}
+
+
+def apply_userprio(accountant: Accountant, command: UserprioCommand, now: float) -> None:
+    """Carry out one condor_userprio change at time ``now`` (committed by the accountant)."""
+    operation = USERPRIO_OPERATIONS.get(command.op)
+    if operation is None:
+        raise NegotiatorUsageError(f"unknown userprio operation {str(command.op)!r}")
+    if command.op != UserprioOp.RESETALL and not command.name:
+        raise NegotiatorUsageError(f"-{command.op} needs a user or group name")
+    operation(accountant, command, now)

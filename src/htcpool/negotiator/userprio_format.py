@@ -125,12 +125,55 @@ class Row:
         return SOURCES[detail] in self.ad
 
 
+@dataclass(frozen=True)
+class _Layout:
+    """What every line of one table shares: its columns, the name column's width, the clock."""
+
+    columns: list[Column]
+    name_width: int
+    hierarchical: bool
+    tz: dt.tzinfo
+    tm_last: float  # the accountant's last update
+    min_last: float  # the oldest last usage shown (-1: -allusers)
+
+    def line(self, first: str, cells: list[str]) -> str:
+        return text_cell(first, self.name_width) + "".join(" " + c for c in cells)
+
+    def stamp(self, t: float, fmt: str) -> str:
+        return dt.datetime.fromtimestamp(t, self.tz).strftime(fmt)
+
+    def rule(self) -> str:
+        return "-" * self.name_width + "".join(" " + "-" * c.width for c in self.columns)
+
+
 def format_userprio(ads: Sequence[Mapping[str, Any]], *, now: float, view: str = "most",
                     active_window: float | None = 86400.0, tz: dt.tzinfo = dt.UTC) -> str:
     """The table ``condor_userprio`` (``-most``, ``-all``, ``-quotas``) prints for ``ads``."""
     if not ads:
         return ""
     min_last = now - active_window if active_window is not None else -1.0  # -allusers
+    rows = _rows(ads)
+    shown = [r for r in rows if _visible(r, min_last)]
+    hierarchical = any(r.group_id > 0 for r in shown if not r.is_group)
+    details = _details(rows, view, hierarchical)
+    _sort(rows, details, hierarchical, any(_surplus(r, "regroup") for r in rows))
+    layout = _Layout([c for c in COLUMNS if c.detail & details], _name_width(shown, hierarchical, len(rows)),
+                     hierarchical, tz, int(ads[0].get("LastUpdate", 0)), min_last)
+    hide_users = view == "quotas"
+    out = [f"Last Priority Update: {layout.stamp(layout.tm_last, '%m/%d %H:%M')}"]
+    out.append(layout.line("Group" if hierarchical else "",
+                           [centred(c.heading[0], c.width) for c in layout.columns]))
+    second = ("Name" if hierarchical else "Group Name") if hide_users else ("  User Name" if hierarchical else "User Name")
+    out.append(layout.line(second, [centred(c.heading[1], c.width) for c in layout.columns]))
+    out.append(layout.rule())
+    users, total_in_use, total_usage = _body(layout, rows, hide_users, out)
+    out.append(layout.rule())
+    out.append(layout.line(f"Number of users: {users}", _footer(layout, rows, total_in_use, total_usage)))
+    return "\n".join(out) + "\n"
+
+
+def _rows(ads: Sequence[Mapping[str, Any]]) -> list[Row]:
+    """One row per ad; groups numbered in name order, each user given its group's number."""
     rows = [Row(a, str(a["Name"]), bool(a.get("IsAccountingGroup")), str(a.get("AccountingGroup", ROOT)))
             for a in ads]
     groups = sorted((r for r in rows if r.is_group and r.name != ROOT), key=lambda r: r.name)
@@ -140,13 +183,20 @@ def format_userprio(ads: Sequence[Mapping[str, Any]], *, now: float, view: str =
     for r in rows:
         if not r.is_group:
             r.group_id = ids.get(r.group, 0)
+    return rows
 
-    def visible(r: Row) -> bool:
-        last = r.ad.get("LastUsageTime", 0) or -1
-        return bool(last >= min_last)
 
-    shown = [r for r in rows if visible(r)]
-    hierarchical = any(r.group_id > 0 for r in shown if not r.is_group)
+def _visible(r: Row, min_last: float) -> bool:
+    last = r.ad.get("LastUsageTime", 0) or -1
+    return bool(last >= min_last)
+
+
+def _surplus(r: Row, policy: str) -> bool:
+    return r.is_group and r.ad.get("SurplusPolicy") == policy
+
+
+def _details(rows: list[Row], view: str, hierarchical: bool) -> Detail:
+    """The view's columns that some row has data for; quota columns only with groups shown."""
     details = VIEWS[view]
     available = Detail.NONE
     for r in rows:
@@ -156,55 +206,50 @@ def format_userprio(ads: Sequence[Mapping[str, Any]], *, now: float, view: str =
     details &= available | (QUOTAS if view == "quotas" else Detail.NONE)
     if not hierarchical and view != "quotas":
         details &= ~QUOTAS
-    hide_users = view == "quotas"
-    regroup = any(r.ad.get("SurplusPolicy") == "regroup" for r in rows if r.is_group)
-    by_quota = any(r.ad.get("SurplusPolicy") == "byquota" for r in rows if r.is_group)
-    columns = [c for c in COLUMNS if c.detail & details]
-    _sort(rows, details, hierarchical, regroup)
+    return details
 
-    tm_last = int(ads[0].get("LastUpdate", 0))
-    count_text = f"Number of users: {len(rows)}"
+
+def _name_width(shown: list[Row], hierarchical: bool, count: int) -> int:
+    """Wide enough for the names shown and for the footer's count of every record."""
+    count_text = f"Number of users: {count}"
     name_width = 10
     for r in shown:
         n = len(r.name)
         if hierarchical and not r.is_group:
             n += 2 - (len(r.group) if r.group_id else 0)
         name_width = max(name_width, n)
-    name_width = max(min(name_width, 99), len(count_text)) + (2 if hierarchical else 0)
+    return max(min(name_width, 99), len(count_text)) + (2 if hierarchical else 0)
 
-    def line(first: str, cells: list[str]) -> str:
-        return text_cell(first, name_width) + "".join(" " + c for c in cells)
 
-    def stamp(t: float, fmt: str) -> str:
-        return dt.datetime.fromtimestamp(t, tz).strftime(fmt)
-
-    out = [f"Last Priority Update: {stamp(tm_last, '%m/%d %H:%M')}"]
-    out.append(line("Group" if hierarchical else "", [centred(c.heading[0], c.width) for c in columns]))
-    second = ("Name" if hierarchical else "Group Name") if hide_users else ("  User Name" if hierarchical else "User Name")
-    out.append(line(second, [centred(c.heading[1], c.width) for c in columns]))
-    rule = "-" * name_width + "".join(" " + "-" * c.width for c in columns)
-    out.append(rule)
+def _body(layout: _Layout, rows: list[Row], hide_users: bool, out: list[str]) -> tuple[int, float, float]:
+    """Append the rows shown to ``out``; returns the users counted and their total use and usage."""
     users = 0
     total_in_use = total_usage = 0.0
     for r in rows:
-        if not visible(r):
+        if not _visible(r, layout.min_last):
             continue
         if not r.is_group:
             users += 1
             if hide_users:
                 continue
-        elif not hierarchical and r.group_id == 0:
+        elif not layout.hierarchical and r.group_id == 0:
             continue
         name = r.name
-        if hierarchical and not r.is_group:
+        if layout.hierarchical and not r.is_group:
             name = "  " + (name[len(r.group) + 1:] if r.group_id else name)
-        out.append(line(name, [_cell(r, c, tm_last, stamp) for c in columns]))
+        out.append(layout.line(name, [_cell(r, c, layout.tm_last, layout.stamp) for c in layout.columns]))
         if not r.is_group:
             total_in_use += float(r.ad.get("WeightedResourcesUsed", 0.0))
             total_usage += float(r.ad.get("WeightedAccumulatedUsage", 0.0))
-    out.append(rule)
+    return users, total_in_use, total_usage
+
+
+def _footer(layout: _Layout, rows: list[Row], total_in_use: float, total_usage: float) -> list[str]:
     footer: list[str] = []
-    for c in columns:
+    min_last, tm_last = layout.min_last, layout.tm_last
+    regroup = any(_surplus(r, "regroup") for r in rows)
+    by_quota = any(_surplus(r, "byquota") for r in rows)
+    for c in layout.columns:
         d, w = c.detail, c.width
         if d is Detail.SURPLUS:
             footer.append(text_cell("Regroup" if regroup else "ByQuota" if by_quota else "no", w))
@@ -213,13 +258,12 @@ def format_userprio(ads: Sequence[Mapping[str, Any]], *, now: float, view: str =
         elif d is Detail.USAGE:
             footer.append(number(total_usage / 3600.0, w, 2))
         elif d is Detail.LAST:
-            footer.append(text_cell(stamp(min_last, "%m/%d/%Y %H:%M") if min_last > 0 else "", w, True))
+            footer.append(text_cell(layout.stamp(min_last, "%m/%d/%Y %H:%M") if min_last > 0 else "", w, True))
         elif d is Detail.SINCE:
             footer.append(text_cell(time_since(tm_last - min_last) if min_last > 0 else "", w, True))
         else:
             footer.append(" " * w)
-    out.append(line(f"Number of users: {users}", footer))
-    return "\n".join(out) + "\n"
+    return footer
 
 
 def _sort(rows: list[Row], details: Detail, hierarchical: bool, regroup: bool) -> None:

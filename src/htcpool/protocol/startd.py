@@ -18,6 +18,7 @@ from enum import StrEnum
 
 from htcpool.classad import ClassAd
 from htcpool.protocol.admin import How
+from htcpool.protocol.schedd import JobUpdate
 
 
 class DrainSpeed(StrEnum):
@@ -339,6 +340,9 @@ class PolicyProblem:
     problem: str
 
 
+#: ``JobUpdate`` is the schedd's message: the core sends it itself about a job it does not
+#: start (a missed deferral time, a held start ended by a vacate)
 Action = (StartJob | SuspendJob | ContinueJob | SoftKill | HardKill | KillStarterFamily | HoldJob
           | SendAd | ClaimReply | ActivateReply | DeactivateReply | NotifySchedd | RunBenchmarks
-          | StartBackfillClient | KillBackfillClient | DrainReply | DaemonAction | PolicyProblem)
+          | StartBackfillClient | KillBackfillClient | DrainReply | DaemonAction | PolicyProblem
+          | JobUpdate)

@@ -1,22 +1,23 @@
-"""Running one daemon: its HTTP endpoint, its timers, its outgoing messages.
-
-``python -m htcpool.runtime.daemon NAME --local-dir DIR`` reads the pool's
-configuration, binds an HTTP server on loopback (``NETWORK_INTERFACE`` when it
-names an address), writes ``run/<name>.address``, and runs the service for
-NAME (collector, negotiator, schedd or startd) until SIGTERM (graceful) or
-SIGQUIT (fast).
+"""What every daemon shares: its HTTP endpoint, its timer loop, its outgoing messages.
 
 A service is an object with ``start()``, ``handle(message)``,
-``next_deadline()``, ``on_timer(now)`` and ``stop(how)``. The daemon's timer
-loop sleeps until the service's next deadline or until the service calls
-``Daemon.poke()`` after a change, the way the asyncio driver of a sans-I/O core
-arms ``call_at``. ``Outbox`` delivers fire-and-forget messages to other
-daemons in order, per destination, retrying while the peer is away.
+``next_deadline()``, ``on_timer(now)`` and ``stop(how)``. ``Daemon.run`` binds an
+HTTP server on loopback (``NETWORK_INTERFACE`` when it names an address), starts
+the service, writes ``run/<name>.address`` and serves until SIGTERM or SIGINT
+(graceful) or SIGQUIT (fast). Its timer loop sleeps until the service's next
+deadline, which the service takes from its core's ``next_deadline``, or until
+the service calls ``Daemon.poke()`` after a change, the way the asyncio driver
+of a sans-I/O core arms ``call_at``; it decides nothing itself. ``Outbox``
+delivers fire-and-forget messages to other daemons in order, per destination,
+retrying while the peer is away.
+
+``htcpool.runtime.services`` names the service of each daemon and is the
+command that runs one; this module imports no service, so every service can
+import it.
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import collections
 import contextlib
@@ -24,17 +25,16 @@ import logging
 import os
 import signal
 import socket
-import sys
 import time
 from collections.abc import Awaitable, Callable, Iterator
-from pathlib import Path
 from typing import Any, Protocol
 
 import httpx
 import uvicorn
 
+from htcpool.clock import wall_clock
 from htcpool.config import Config, read_config
-from htcpool.protocol import AdList, QueryAds
+from htcpool.protocol import AdList, How, QueryAds
 from htcpool.runtime.http import DaemonClient, RequestRefused, make_app
 from htcpool.runtime.layout import PoolLayout
 
@@ -51,7 +51,7 @@ class Service(Protocol):
 
     async def on_timer(self, now: float) -> None: ...
 
-    async def stop(self, how: str) -> None: ...
+    async def stop(self, how: How) -> None: ...
 
 
 class _QuietServer(uvicorn.Server):
@@ -134,6 +134,11 @@ class Outbox:
                 log.exception("sending %s to %s failed", type(message).__name__, key)
                 return
 
+    async def flush(self) -> None:
+        """Wait until every message posted so far is delivered, refused or given up."""
+        while self._tasks:
+            await asyncio.gather(*self._tasks.values(), return_exceptions=True)
+
     async def close(self) -> None:
         for task in list(self._tasks.values()):
             task.cancel()
@@ -142,34 +147,49 @@ class Outbox:
 class Daemon:
     """What every service gets: configuration, layout, clock, clients and the outbox."""
 
-    def __init__(self, name: str, layout: PoolLayout, config: Config, clock: Clock = time.time) -> None:
+    def __init__(self, name: str, layout: PoolLayout, config: Config, clock: Clock = time.time,
+                 client: DaemonClient | None = None) -> None:
         self.name = name
         self.layout = layout
         self.config = config
         self.clock = clock
         self.token = layout.read_token()
-        self.client = DaemonClient(self.token)
+        self.client = client if client is not None else DaemonClient(self.token)
         self.outbox = Outbox(self.client, clock)
         self.url = ""
         self.service: Service | None = None
         self._wake = asyncio.Event()
         self._stopping = asyncio.Event()
-        self.stop_how = "graceful"
+        self.stop_how = How.GRACEFUL
+
+    @property
+    def host(self) -> str:
+        """The machine's name as the daemon's ads give it (``FULL_HOSTNAME``)."""
+        return self.config.get_str("FULL_HOSTNAME") or "localhost"
 
     @property
     def sinful(self) -> str:
         """This daemon's address in HTCondor's form: ``<ip:port?addrs=ip-port&alias=host>``."""
         hostport = self.url.removeprefix("http://")
         ip, _, port = hostport.rpartition(":")
-        alias = self.config.get_str("FULL_HOSTNAME") or "localhost"
-        return f"<{hostport}?addrs={ip}-{port}&alias={alias}>"
+        return f"<{hostport}?addrs={ip}-{port}&alias={self.host}>"
 
     def poke(self) -> None:
+        """The service's deadline changed: the timer loop asks for it again."""
         self._wake.set()
 
-    def request_stop(self, how: str = "graceful") -> None:
-        self.stop_how = how
+    def request_stop(self, how: How = How.GRACEFUL) -> None:
+        self.stop_how = How(how)
         self._stopping.set()
+
+    @property
+    def stop_requested(self) -> bool:
+        return self._stopping.is_set()
+
+    def reread_config(self) -> Config:
+        """Read the pool's configuration again (condor_reconfig); the daemon keeps the new one."""
+        self.config = daemon_config(self.layout, self.name.upper())
+        return self.config
 
     def address_of(self, daemon: str) -> str | None:
         return self.layout.read_address(daemon)
@@ -217,9 +237,9 @@ class Daemon:
         app = make_app(service.handle, self.token, self.name)
         server = _QuietServer(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off"))
         loop = asyncio.get_running_loop()
-        loop.add_signal_handler(signal.SIGTERM, self.request_stop, "graceful")
-        loop.add_signal_handler(signal.SIGINT, self.request_stop, "graceful")
-        loop.add_signal_handler(signal.SIGQUIT, self.request_stop, "fast")
+        loop.add_signal_handler(signal.SIGTERM, self.request_stop, How.GRACEFUL)
+        loop.add_signal_handler(signal.SIGINT, self.request_stop, How.GRACEFUL)
+        loop.add_signal_handler(signal.SIGQUIT, self.request_stop, How.FAST)
         serving = asyncio.create_task(server.serve(sockets=[sock]))
         while not server.started and not serving.done():
             await asyncio.sleep(0.01)
@@ -245,23 +265,7 @@ class Daemon:
 def daemon_config(layout: PoolLayout, subsystem: str) -> Config:
     env = dict(os.environ)
     env["CONDOR_CONFIG"] = str(layout.config)
-    return read_config(str(layout.config), environ=env, subsystem=subsystem)
-
-
-def _service(name: str, daemon: Daemon) -> Service:
-    if name == "collector":
-        from htcpool.runtime.collector_service import CollectorService
-        return CollectorService(daemon)
-    if name == "negotiator":
-        from htcpool.runtime.negotiator_service import NegotiatorService
-        return NegotiatorService(daemon)
-    if name == "schedd":
-        from htcpool.runtime.schedd_service import ScheddService
-        return ScheddService(daemon)
-    if name == "startd":
-        from htcpool.runtime.startd_service import StartdService
-        return StartdService(daemon)
-    raise SystemExit(f"unknown daemon {name!r}")
+    return read_config(str(layout.config), environ=env, subsystem=subsystem, clock=wall_clock)
 
 
 def bind_host(config: Config) -> str:
@@ -270,30 +274,3 @@ def bind_host(config: Config) -> str:
     if wanted and wanted != "*" and all(part.isdigit() for part in wanted.split(".")):
         return wanted
     return "127.0.0.1"
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="htcpool-daemon")
-    parser.add_argument("name", choices=["collector", "negotiator", "schedd", "startd"])
-    parser.add_argument("--local-dir", required=True)
-    args = parser.parse_args(argv)
-    layout = PoolLayout(Path(args.local_dir))
-    logging.basicConfig(filename=layout.log_file(args.name), level=logging.INFO,
-                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    logging.getLogger("httpx").setLevel(logging.WARNING)
-    config = daemon_config(layout, args.name.upper())
-    daemon = Daemon(args.name, layout, config)
-
-    async def go() -> None:
-        await daemon.run(_service(args.name, daemon), bind_host(config))
-
-    try:
-        asyncio.run(go())
-    except Exception:
-        log.exception("%s failed", args.name)
-        return 1
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -10,7 +10,8 @@ logged and answered with 500, and the daemon keeps running.
 
 ``DaemonClient`` (async, for daemons) and ``SyncClient`` (for the command-line
 tools) send a message and decode the answer; a ``Failure`` answer raises
-``RequestRefused`` on the client side too.
+``RequestRefused`` on the client side too. Both leave ``HTTP_PROXY`` and the like
+alone (``trust_env=False``): daemons of one pool talk to each other directly.
 """
 
 from __future__ import annotations
@@ -88,11 +89,14 @@ def _decode_reply(response: httpx.Response) -> Any:
 
 
 class DaemonClient:
-    """Sends messages to daemons from inside an asyncio daemon."""
+    """Sends messages to daemons from inside an asyncio daemon. ``transport`` replaces the network
+    (httpx's ``ASGITransport`` reaches an application in the same process, as tests do)."""
 
-    def __init__(self, token: str, timeout: float = 10.0) -> None:
+    def __init__(self, token: str, timeout: float = 10.0,
+                 transport: httpx.AsyncBaseTransport | None = None) -> None:
         self._client = httpx.AsyncClient(
-            headers={"Authorization": f"Bearer {token}"}, timeout=timeout, trust_env=False)
+            headers={"Authorization": f"Bearer {token}"}, timeout=timeout, trust_env=False,
+            transport=transport)
 
     async def send(self, url: str, message: object, timeout: float | None = None) -> Any:
         kw: dict[str, Any] = {} if timeout is None else {"timeout": timeout}

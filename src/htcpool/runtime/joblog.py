@@ -1,7 +1,8 @@
 """Writing job events to each job's user log (the ``log`` of its submit file).
 
-The schedd core produces ``LogEvent`` records; this writer appends their text
-(``htcpool.schedd.format_event``) to the file named by the job's ``UserLog``.
+The schedd core produces ``LogEvent`` records (the image-size event too); this
+writer appends their text (``htcpool.schedd.format_event``) to the file named by
+the job's ``UserLog``.
 Jobs that have just left the queue are remembered (a bounded map) so their last
 events still find the file. A log that cannot be written is reported once in
 the schedd's log; it never stops the schedd.
@@ -12,10 +13,9 @@ from __future__ import annotations
 import logging
 from collections import OrderedDict
 from dataclasses import replace
-from typing import Any
 
 from htcpool.classad import ClassAd
-from htcpool.schedd.eventlog import IMAGE_SIZE, LogEvent, format_event
+from htcpool.schedd.eventlog import LogEvent, format_event
 
 log = logging.getLogger("htcpool.schedd")
 REMEMBERED = 4096
@@ -33,14 +33,12 @@ class UserLogWriter:
         self.zone = zone
         self.left: OrderedDict[tuple[int, int], ClassAd] = OrderedDict()
         self.failed: set[str] = set()
-        self.sizes: dict[tuple[int, int], int] = {}
 
     def remember(self, ad: ClassAd) -> None:
         job_id = _job_id(ad)
         if job_id is None:
             return
         self.left[job_id] = ad
-        self.sizes.pop(job_id, None)
         while len(self.left) > REMEMBERED:
             self.left.popitem(last=False)
 
@@ -59,16 +57,6 @@ class UserLogWriter:
             if path not in self.failed:
                 self.failed.add(path)
                 log.warning("cannot write the user log %s: %s", path, e)
-
-    def image_size(self, ad: ClassAd, job_id: tuple[int, int], update: Any, now: float) -> None:
-        """Event 006 when the job's image size grows, as the shadow logs it."""
-        size = int(update.image_size_kb or 0)
-        if size <= self.sizes.get(job_id, 0):
-            return
-        self.sizes[job_id] = size
-        self.write(LogEvent(IMAGE_SIZE, job_id[0], job_id[1], now, image_size=size,
-                            memory_usage=(int(update.rss_kb or 0) + 1023) // 1024,
-                            resident_set_size=int(update.rss_kb or 0)), ad)
 
 
 def _with_details(event: LogEvent, ad: ClassAd) -> LogEvent:

@@ -1,17 +1,23 @@
 """The master: starts the pool's daemons, restarts them when they die, stops them.
 
 It reads ``DAEMON_LIST`` (MASTER itself is skipped) and starts each daemon as
-its own process (``python -m htcpool.runtime.daemon NAME``), the collector
+its own process (``python -m htcpool.runtime.services NAME``), the collector
 first. A daemon that exits without being asked to is started again after
 ``MASTER_BACKOFF_CONSTANT + MASTER_BACKOFF_FACTOR ** restarts`` seconds, at most
 ``MASTER_BACKOFF_CEILING``; the count goes back to zero once it has run for
-``MASTER_RECOVER_FACTOR`` seconds. The master answers ``DaemonCommand``:
+``MASTER_RECOVER_FACTOR`` seconds. The master answers ``DaemonCommand``
+(a table from command to handler):
 
 * ``off`` (how: graceful, fast or peaceful): stop the named daemons, or all
   and then the master itself (``htcpool down``, condor_off -master);
 * ``on``: start daemons that were turned off; ``restart``: stop, then start;
 * ``reconfig``: passed on to every daemon (those that cannot re-read their
-  configuration in place are restarted).
+  configuration in place are restarted);
+* ``status``: one record per child (name, pid, wanted, restarts, exits).
+
+A daemon not in ``DAEMON_LIST`` is answered with 404. How a child process is
+started is the ``spawn`` callable the service is given (tests give one that
+starts nothing).
 
 Stopping sends SIGTERM (graceful) or SIGQUIT (fast); a daemon still alive after
 ``SHUTDOWN_GRACEFUL_TIMEOUT`` (fast: ``SHUTDOWN_FAST_TIMEOUT``) gets SIGKILL.
@@ -21,28 +27,59 @@ still listens; the collector stops last.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import logging
 import os
 import signal
 import sys
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import Any, Protocol
 
 from htcpool.classad import ClassAd
-from htcpool.protocol import DaemonCommand, Ok, Records, UpdateAd
-from htcpool.runtime.daemon import Daemon
+from htcpool.protocol import Command, DaemonCommand, How, Ok, Records, UpdateAd
+from htcpool.runtime.daemon import Daemon, daemon_config
 from htcpool.runtime.http import RequestRefused
+from htcpool.runtime.layout import PoolLayout
 
 log = logging.getLogger("htcpool.master")
 KNOWN = ("collector", "negotiator", "schedd", "startd")
 STOP_ORDER = ("startd", "schedd", "negotiator", "collector")
 
 
+class ChildProcess(Protocol):
+    """What the master needs of a child's process (``asyncio.subprocess.Process`` has it)."""
+
+    @property
+    def pid(self) -> int: ...
+
+    async def wait(self) -> int: ...
+
+    def send_signal(self, sig: int) -> None: ...
+
+    def kill(self) -> None: ...
+
+
+#: starts the daemon of that name in the pool's layout; returns its process
+Spawn = Callable[[str, PoolLayout], Awaitable[ChildProcess]]
+
+
+async def spawn_process(name: str, layout: PoolLayout) -> ChildProcess:
+    """A daemon as a process of its own, its output appended to ``log/<Name>Log.out``."""
+    env = dict(os.environ)
+    env["CONDOR_CONFIG"] = str(layout.config)
+    with open(layout.log / f"{name.capitalize()}Log.out", "ab") as out:
+        return await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "htcpool.runtime.services", name, "--local-dir", str(layout.root),
+            env=env, stdout=out, stderr=out, stdin=asyncio.subprocess.DEVNULL)
+
+
 @dataclass
 class Child:
     name: str
-    process: asyncio.subprocess.Process | None = None
+    process: ChildProcess | None = None
     wanted: bool = True
     restarts: int = 0
     started_at: float = 0.0
@@ -61,8 +98,9 @@ def daemon_list(text: str) -> list[str]:
 
 
 class MasterService:
-    def __init__(self, daemon: Daemon) -> None:
+    def __init__(self, daemon: Daemon, spawn: Spawn = spawn_process) -> None:
         self.daemon = daemon
+        self.spawn = spawn
         config = daemon.config
         self.children = {n: Child(n) for n in daemon_list(config.get_str("DAEMON_LIST") or "")}
         self.backoff_constant = float(config.get_int("MASTER_BACKOFF_CONSTANT") or 9)
@@ -74,29 +112,24 @@ class MasterService:
         self.stopping = False
         self.started = daemon.clock()
         self.next_advert = daemon.clock()
+        self.commands: dict[Command, Callable[[DaemonCommand], Awaitable[Any]]] = {
+            Command.STATUS: self._status,
+            Command.OFF: self._off,
+            Command.ON: self._on,
+            Command.RESTART: self._restart,
+            Command.RECONFIG: self._reconfig,
+        }
 
     # ------------------------------------------------------------------ children
-    def _environ(self) -> dict[str, str]:
-        env = dict(os.environ)
-        env["CONDOR_CONFIG"] = str(self.daemon.layout.config)
-        return env
-
     async def _spawn(self, child: Child) -> None:
-        layout = self.daemon.layout
-        out = open(layout.log / f"{child.name.capitalize()}Log.out", "ab")
-        try:
-            child.process = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "htcpool.runtime.daemon", child.name, "--local-dir", str(layout.root),
-                env=self._environ(), stdout=out, stderr=out, stdin=asyncio.subprocess.DEVNULL)
-        finally:
-            out.close()
+        child.process = await self.spawn(child.name, self.daemon.layout)
         child.started_at = self.daemon.clock()
         child.next_start = None
         child.stopping = False
         log.info("started %s (pid %d)", child.name, child.process.pid)
         asyncio.get_running_loop().create_task(self._watch(child, child.process))
 
-    async def _watch(self, child: Child, process: asyncio.subprocess.Process) -> None:
+    async def _watch(self, child: Child, process: ChildProcess) -> None:
         code = await process.wait()
         if child.process is not process:
             return
@@ -124,25 +157,25 @@ class MasterService:
                 return
             await asyncio.sleep(0.05)
 
-    async def _stop_child(self, child: Child, how: str) -> None:
+    async def _stop_child(self, child: Child, how: How) -> None:
         process = child.process
         if process is None:
             return
         child.stopping = True
         url = self.daemon.layout.read_address(child.name)
         told = False
-        if how == "peaceful" and url is not None:
+        if how == How.PEACEFUL and url is not None:
             try:
-                await self.daemon.client.send(url, DaemonCommand("off", "peaceful"), timeout=10.0)
+                await self.daemon.client.send(url, DaemonCommand(Command.OFF, How.PEACEFUL), timeout=10.0)
                 told = True
             except Exception:
                 told = False
         if not told:
             try:
-                process.send_signal(signal.SIGQUIT if how == "fast" else signal.SIGTERM)
+                process.send_signal(signal.SIGQUIT if how == How.FAST else signal.SIGTERM)
             except ProcessLookupError:
                 return
-        timeout = {"fast": self.fast_timeout, "graceful": self.graceful_timeout}.get(how)
+        timeout = {How.FAST: self.fast_timeout, How.GRACEFUL: self.graceful_timeout}.get(how)
         try:
             await asyncio.wait_for(process.wait(), timeout)  # peaceful: as long as jobs run
         except TimeoutError:
@@ -159,7 +192,7 @@ class MasterService:
             if name == "collector":
                 await self._wait_for_address("collector")
 
-    async def stop(self, how: str) -> None:
+    async def stop(self, how: How) -> None:
         self.stopping = True
         for name in STOP_ORDER:
             child = self.children.get(name)
@@ -184,41 +217,54 @@ class MasterService:
     async def handle(self, message: Any) -> Any:
         if not isinstance(message, DaemonCommand):
             raise RequestRefused(400, f"the master does not take {type(message).__name__}")
-        cmd = message.command
-        if cmd == "status":
-            return Records(tuple({"Name": c.name, "Pid": c.process.pid if c.process else 0,
-                                  "Wanted": c.wanted, "Restarts": c.restarts, "Exits": c.exits}
-                                 for c in self.children.values()))
-        if cmd == "off":
-            if not message.daemons or "master" in message.daemons:
-                self.daemon.request_stop(message.how)
-                return Ok("the pool is shutting down")
-            for child in self._named(message.daemons):
-                child.wanted = False
-                await self._stop_child(child, message.how)
-            return Ok()
-        if cmd == "on":
-            for child in reversed(self._named(message.daemons)):
-                child.wanted = True
-                if child.process is None:
-                    await self._spawn(child)
-            return Ok()
-        if cmd in ("restart", "reconfig"):
-            for child in self._named(message.daemons):
-                if cmd == "reconfig" and await self._reconfig_in_place(child):
-                    continue
-                await self._stop_child(child, message.how if cmd == "restart" else "graceful")
-                child.wanted = True
+        command = self.commands.get(message.command)
+        if command is None:
+            raise RequestRefused(400, f"unknown command {str(message.command)!r}")
+        return await command(message)
+
+    async def _status(self, message: DaemonCommand) -> Records:
+        return Records(tuple({"Name": c.name, "Pid": c.process.pid if c.process else 0,
+                              "Wanted": c.wanted, "Restarts": c.restarts, "Exits": c.exits}
+                             for c in self.children.values()))
+
+    async def _off(self, message: DaemonCommand) -> Ok:
+        if not message.daemons or "master" in message.daemons:
+            self.daemon.request_stop(message.how)
+            return Ok("the pool is shutting down")
+        for child in self._named(message.daemons):
+            child.wanted = False
+            await self._stop_child(child, message.how)
+        return Ok()
+
+    async def _on(self, message: DaemonCommand) -> Ok:
+        for child in reversed(self._named(message.daemons)):
+            child.wanted = True
+            if child.process is None:
                 await self._spawn(child)
-            return Ok()
-        raise RequestRefused(400, f"unknown command {cmd!r}")
+        return Ok()
+
+    async def _restart(self, message: DaemonCommand) -> Ok:
+        for child in self._named(message.daemons):
+            await self._stop_child(child, message.how)
+            child.wanted = True
+            await self._spawn(child)
+        return Ok()
+
+    async def _reconfig(self, message: DaemonCommand) -> Ok:
+        for child in self._named(message.daemons):
+            if await self._reconfig_in_place(child):
+                continue
+            await self._stop_child(child, How.GRACEFUL)
+            child.wanted = True
+            await self._spawn(child)
+        return Ok()
 
     async def _reconfig_in_place(self, child: Child) -> bool:
         url = self.daemon.layout.read_address(child.name)
         if url is None:
             return False
         try:
-            await self.daemon.client.send(url, DaemonCommand("reconfig"), timeout=10.0)
+            await self.daemon.client.send(url, DaemonCommand(Command.RECONFIG), timeout=10.0)
         except Exception:
             return False
         return True
@@ -228,7 +274,7 @@ class MasterService:
         return min(times + [self.next_advert])
 
     def _advertise(self, now: float) -> None:
-        host = self.daemon.config.get_str("FULL_HOSTNAME") or "localhost"
+        host = self.daemon.host
         ad = ClassAd({"MyType": "DaemonMaster", "Name": host, "Machine": host, "MyAddress": self.daemon.url,
                       "MasterIpAddr": self.daemon.sinful, "DaemonStartTime": int(self.started),
                       "DaemonList": " ".join(["MASTER", *(n.upper() for n in self.children)])})
@@ -245,12 +291,6 @@ class MasterService:
 
 
 def main(argv: list[str] | None = None) -> int:
-    import argparse
-    from pathlib import Path
-
-    from htcpool.runtime.daemon import daemon_config
-    from htcpool.runtime.layout import PoolLayout
-
     parser = argparse.ArgumentParser(prog="htcpool-master")
     parser.add_argument("--local-dir", required=True)
     args = parser.parse_args(argv)

@@ -21,9 +21,9 @@ from typing import Any
 
 import httpx
 
-from htcpool.protocol import AdList, DaemonCommand, QueryAds
+from htcpool.protocol import AdList, Command, DaemonCommand, How, QueryAds
 from htcpool.runtime.http import RequestRefused, SyncClient
-from htcpool.runtime.layout import PoolLayout
+from htcpool.runtime.layout import PoolLayout, default_local_dir
 
 PERSONAL_CONFIG = """\
 # The configuration of an htcpool personal pool (HTCondor's configuration language).
@@ -118,16 +118,16 @@ def wait_until_ready(layout: PoolLayout, timeout: float, process: subprocess.Pop
     raise PoolNotRunning(f"the pool did not come up in {timeout:.0f} s; see {layout.log}")
 
 
-def stop_pool(layout: PoolLayout, how: str = "graceful", timeout: float = 60.0) -> bool:
+def stop_pool(layout: PoolLayout, how: How = How.GRACEFUL, timeout: float = 60.0) -> bool:
     """Ask the master to shut the pool down; False when no pool was running."""
     pid = master_pid(layout)
     if pid is None:
         return False
     client = PoolClient(layout)
     try:
-        client.send("master", DaemonCommand("off", how))
+        client.send("master", DaemonCommand(Command.OFF, how))
     except (PoolNotRunning, httpx.HTTPError, RequestRefused):
-        os.kill(pid, signal.SIGQUIT if how == "fast" else signal.SIGTERM)
+        os.kill(pid, signal.SIGQUIT if how == How.FAST else signal.SIGTERM)
     finally:
         client.close()
     deadline = time.monotonic() + timeout
@@ -173,5 +173,4 @@ class PoolClient:
 
 
 def local_layout(path: str | None = None) -> PoolLayout:
-    from htcpool.runtime.layout import default_local_dir
     return PoolLayout(Path(path) if path else default_local_dir())

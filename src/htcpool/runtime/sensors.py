@@ -25,6 +25,9 @@ reads a JSON file on every call, e.g. ``{"load_avg": 0.2, "keyboard_active_at":
 is ``now`` minus that, never negative), ``memory``, ``disk`` and ``swap``. A key
 that is missing or not a number, and every key when the file is absent or not
 a JSON object, comes from the fallback source.
+
+``benchmark`` times two short loops for the slots' ``Mips`` and ``KFlops``
+(the core asks for it through ``RunBenchmarks``).
 """
 
 from __future__ import annotations
@@ -33,11 +36,13 @@ import dataclasses
 import json
 import os
 import shutil
+import time
 from collections.abc import Iterable
 from typing import Any, Protocol
 
 import psutil
 
+from htcpool.classad import as_number
 from htcpool.protocol.startd import SensorReadings
 
 _MIB = 1024 * 1024
@@ -143,12 +148,6 @@ class FixedSensors:
         return self.readings
 
 
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return float(value)
-
-
 class ScriptedSensors:
     """Readings from a JSON file that may come, go or change at any time, over a fallback."""
 
@@ -169,19 +168,35 @@ class ScriptedSensors:
         readings = self.fallback.read(now)
         script = self.script()
         changes: dict[str, Any] = {}
-        load = _number(script.get("load_avg"))
+        load = as_number(script.get("load_avg"))
         if load is not None:
-            changes["load_avg"] = load
+            changes["load_avg"] = float(load)
         for key, field in (("keyboard_active_at", "keyboard_idle"),
                            ("console_active_at", "console_idle")):
-            when = _number(script.get(key))
+            when = as_number(script.get(key))
             if when is not None:
                 changes[field] = _idle(now, when)
         for key in ("memory", "disk", "swap"):
-            amount = _number(script.get(key))
+            amount = as_number(script.get(key))
             if amount is not None:
                 changes[key] = int(amount)
         return dataclasses.replace(readings, **changes) if changes else readings
 
 
-__all__ = ["FixedSensors", "HostSensors", "ScriptedSensors", "SensorSource", "newest_access"]
+def benchmark() -> tuple[int, int]:
+    """A rough integer and floating-point speed (Mips and KFlops) from two short timed loops."""
+    start = time.perf_counter()
+    total = 0
+    for i in range(100_000):
+        total += i ^ (i >> 3)
+    seconds = max(time.perf_counter() - start, 1e-6)
+    mips = int(100_000 * 10 / seconds / 1e6) or 1
+    start = time.perf_counter()
+    x = 1.0
+    for _ in range(100_000):
+        x = x * 1.000001 + 0.5
+    seconds = max(time.perf_counter() - start, 1e-6)
+    return mips, int(100_000 * 2 / seconds / 1e3) or 1
+
+
+__all__ = ["FixedSensors", "HostSensors", "ScriptedSensors", "SensorSource", "benchmark", "newest_access"]

@@ -21,10 +21,9 @@ Typical use, in a schedd driver::
 
     store = SqliteQueueStore(spool / "job_queue.db")
     jobs, next_cluster = store.load()
-    queue = JobQueue(settings, store, next_cluster=next_cluster)
-    queue.jobs.update(jobs)             # (and rebuild the idle index from them)
+    schedd = Schedd(settings, now, store=store, jobs=jobs, next_cluster=next_cluster)
     with store.batch():
-        queue.submit(owner, ads, now)   # every job and the counter: one durable commit
+        schedd.handle(Submit(owner, ads), now)  # every job and the counter: one durable commit
 """
 
 from htcpool.runtime.accountant_store import SqliteAccountantStore

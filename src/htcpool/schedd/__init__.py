@@ -1,4 +1,11 @@
-"""The schedd's decision core (sans-I/O): the job queue and its policies.
+"""The schedd's decision core (sans-I/O): the job queue, its claims and its policies.
+
+``Schedd`` (``core``) takes every message a schedd receives, each with ``now``, and
+answers with an ``Outcome``: the reply and the actions for its driver (``messages``:
+protocol messages addressed to a startd, the negotiator or the collector); its timers
+come from ``next_deadline(now)`` and ``handle_timer(now)``. Its handlers live in
+``commands`` (users), ``offers`` (the negotiator), ``shadow`` (the startds) and
+``reconnect`` (after a restart); ``ads`` builds what it advertises.
 
 ``JobQueue`` holds clusters and procs and applies submit, hold, release,
 remove, condor_prio, vacate, start, suspend and finish, with the job's
@@ -18,8 +25,10 @@ from htcpool.schedd.claims import (
     IllegalClaimEvent,
     UnknownClaim,
 )
+from htcpool.schedd.core import Schedd
 from htcpool.schedd.crontab import CronError, CronSchedule
 from htcpool.schedd.errors import (
+    BadRequest,
     MapFileError,
     PermissionDenied,
     ScheddError,
@@ -28,6 +37,16 @@ from htcpool.schedd.errors import (
 )
 from htcpool.schedd.eventlog import LogEvent, format_event
 from htcpool.schedd.history import format_autoformat, format_history, format_long
+from htcpool.schedd.messages import (
+    Action,
+    AskStartd,
+    Outcome,
+    StartdUnreachable,
+    ToCollector,
+    ToNegotiator,
+    ToStartd,
+)
+from htcpool.schedd.policy import PolicyAction, PolicyKind
 from htcpool.schedd.queue import JobQueue
 from htcpool.schedd.settings import ScheddSettings, settings_from_config
 from htcpool.schedd.states import TRANSITIONS, IllegalTransition, JobEvent, JobStatus
@@ -37,10 +56,12 @@ from htcpool.schedd.transforms import Transform
 from htcpool.schedd.usermap import UserMaps
 
 __all__ = [
-    "TRANSITIONS", "ClaimEvent", "ClaimManager", "ClaimState", "CronError", "IllegalClaimEvent",
-    "UnknownClaim", "CronSchedule", "IllegalTransition", "JobEvent", "JobQueue",
-    "JobStatus", "LogEvent", "MapFileError", "MemoryStore", "NullStore", "PermissionDenied",
-    "QueueStore", "ScheddError", "ScheddSettings", "SubmitRejected", "SubmitRequirement",
-    "Transform", "UnknownJob", "UserMaps", "format_autoformat", "format_event", "format_history",
-    "format_long", "settings_from_config",
+    "TRANSITIONS", "Action", "AskStartd", "BadRequest", "ClaimEvent", "ClaimManager",
+    "ClaimState", "CronError", "CronSchedule", "IllegalClaimEvent", "IllegalTransition",
+    "JobEvent", "JobQueue", "JobStatus", "LogEvent", "MapFileError", "MemoryStore", "NullStore",
+    "Outcome", "PermissionDenied", "PolicyAction", "PolicyKind", "QueueStore", "Schedd",
+    "ScheddError", "ScheddSettings", "StartdUnreachable", "SubmitRejected", "SubmitRequirement",
+    "ToCollector", "ToNegotiator", "ToStartd", "Transform", "UnknownClaim", "UnknownJob",
+    "UserMaps", "format_autoformat", "format_event", "format_history", "format_long",
+    "settings_from_config",
 ]

@@ -8,7 +8,8 @@ state changes go straight to the ``JobQueue``. Each claim's state follows
 ``TRANSITIONS[(state, event)]``; a pair missing from it raises
 ``IllegalClaimEvent`` naming the event and the state.
 
-Rules the table does not show (schedd-defrag.md §3.2, startd.md §2.10):
+Rules the table does not show (HTCondor's manual: "Job Leases", and the configuration
+macros ``CLAIM_WORKLIFE``, ``ALIVE_INTERVAL``, ``MAX_CLAIM_ALIVES_MISSED``):
 
 * A claim is accepted → Idle, and at once gets a job: the matched job if it
   is still Idle, else the best Idle job of the **same submitter** whose

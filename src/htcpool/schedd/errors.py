@@ -4,7 +4,9 @@
 who neither owns the job nor is a queue super user; ``SubmitRejected`` carries
 the reason a submission failed (a submit requirement, a failed transform);
 ``UnknownJob`` names a job id the queue does not hold; ``IllegalTransition``
-(in ``states``) is an event that the job's state does not allow.
+(in ``states``) is an event that the job's state does not allow; ``BadRequest``
+is a message the schedd cannot act on (a missing or malformed field, a message
+type it does not take), naming what is wrong.
 """
 
 from __future__ import annotations
@@ -32,3 +34,7 @@ class SubmitRejected(ScheddError):
 
 class MapFileError(ScheddError):
     """A map file line that cannot be read."""
+
+
+class BadRequest(ScheddError):
+    """A message the schedd cannot act on: a missing or malformed field, or an unknown type."""

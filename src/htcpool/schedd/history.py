@@ -15,7 +15,8 @@ backwards. Times are printed in the zone given (seconds east of UTC).
   line.
 * ``format_autoformat`` is ``-af``: one line per job, the values of the
   expressions separated by spaces; strings without quotes, other values as
-  ClassAd literals, ``undefined`` for what is not there.
+  ClassAd literals, ``undefined`` for what is not there. The caller passes the
+  time the expressions see (``now``); the tool passes its wall clock.
 """
 
 from __future__ import annotations
@@ -33,8 +34,16 @@ HEADING = " ID          OWNER            SUBMITTED   RUN_TIME   ST   COMPLETED C
 STATUS_LETTERS = {1: "I", 2: "R", 3: "X", 4: "C", 5: "H", 6: ">", 7: "S"}
 
 
+def _value(ad: ClassAd, attr: str) -> object:
+    """``attr`` evaluated in ``ad``; ERROR when it cannot be (the table reads no clock)."""
+    try:
+        return ad.evaluate(attr)
+    except ClassAdError:
+        return ERROR
+
+
 def _number(ad: ClassAd, attr: str) -> float:
-    value = ad.evaluate(attr)
+    value = _value(ad, attr)
     return value if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
 
 
@@ -49,17 +58,17 @@ def _duration(seconds: float) -> str:
 
 
 def _command(ad: ClassAd) -> str:
-    cmd = ad.evaluate("Cmd")
+    cmd = _value(ad, "Cmd")
     name = cmd.rsplit("/", 1)[-1] if isinstance(cmd, str) else ""
-    args = ad.evaluate("Arguments")
+    args = _value(ad, "Arguments")
     if not isinstance(args, str) or not args:
-        args = ad.evaluate("Args")
+        args = _value(ad, "Args")
     return f"{name} {args}" if isinstance(args, str) and args else name
 
 
 def history_line(ad: ClassAd, zone: int = 0) -> str:
     job = f"{int(_number(ad, 'ClusterId'))}.{int(_number(ad, 'ProcId'))}"
-    owner = ad.evaluate("Owner")
+    owner = _value(ad, "Owner")
     completed = _number(ad, "CompletionDate")
     status = STATUS_LETTERS.get(int(_number(ad, "JobStatus")), "?")
     return (f"{job:<12} {owner if isinstance(owner, str) else '':<12} "
@@ -98,8 +107,8 @@ def _af_value(ad: ClassAd, expr: str, context: EvalContext) -> str:
     return unparse_old(to_node(value))
 
 
-def format_autoformat(history: Sequence[ClassAd], expressions: Sequence[str], now: float = 0) -> str:
-    """``condor_history -af EXPR …``: ``now`` is what ``time()`` answers."""
+def format_autoformat(history: Sequence[ClassAd], expressions: Sequence[str], *, now: float) -> str:
+    """``condor_history -af EXPR …``: ``now`` is what ``time()`` and ``CurrentTime`` answer."""
     context = EvalContext(clock=fixed_clock(now))
     return "".join(" ".join(_af_value(ad, e, context) for e in expressions) + "\n"
                    for ad in reversed(history))

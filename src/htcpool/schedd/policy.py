@@ -14,6 +14,7 @@ gives ``…HoldReason``/``…HoldSubCode``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 
 from htcpool.classad import ClassAd, EvalContext
 from htcpool.classad.errors import ClassAdError
@@ -24,9 +25,20 @@ JOB_POLICY = 3
 USER_REQUEST = 1
 
 
+class PolicyKind(StrEnum):
+    """What a policy expression decides for a job."""
+
+    HOLD = "hold"
+    RELEASE = "release"
+    REMOVE = "remove"
+    VACATE = "vacate"
+    REQUEUE = "requeue"  # at exit only: back to Idle
+    COMPLETE = "complete"  # at exit only: the job is done
+
+
 @dataclass(frozen=True)
 class PolicyAction:
-    kind: str  # "hold", "release", "remove", "vacate", "requeue", "complete"
+    kind: PolicyKind
     reason: str = ""
     code: int = 0
     subcode: int = 0
@@ -54,7 +66,7 @@ def _hold(ad: ClassAd, attr: str, context: EvalContext) -> PolicyAction:
     if isinstance(custom, str) and custom:
         reason = custom
     sub = ad.evaluate(attr + "SubCode", context) if (attr + "subcode").lower() in ad._exprs else 0
-    return PolicyAction("hold", reason, JOB_POLICY, sub if isinstance(sub, int) else 0)
+    return PolicyAction(PolicyKind.HOLD, reason, JOB_POLICY, sub if isinstance(sub, int) else 0)
 
 
 def periodic_action(ad: ClassAd, now: float, context: EvalContext,
@@ -65,26 +77,26 @@ def periodic_action(ad: ClassAd, now: float, context: EvalContext,
         for attr, code in (("AllowedJobDuration", 46), ("AllowedExecuteDuration", 47)):
             limit = ad.evaluate(attr, context)
             if isinstance(limit, int) and isinstance(started, int) and now - started > limit:
-                return PolicyAction("hold", f"The job exceeded allowed {'job' if code == 46 else 'execute'} "
-                                    f"duration of {limit}", code)
+                what = "job" if code == 46 else "execute"
+                return PolicyAction(PolicyKind.HOLD, f"The job exceeded allowed {what} duration of {limit}", code)
         if _fires(ad, "PeriodicVacate", context):
-            return PolicyAction("vacate", _reason(ad, "PeriodicVacate", context), JOB_POLICY)
+            return PolicyAction(PolicyKind.VACATE, _reason(ad, "PeriodicVacate", context), JOB_POLICY)
     if status not in (JobStatus.HELD, JobStatus.COMPLETED, JobStatus.REMOVED) and _fires(ad, "PeriodicHold", context):
         return _hold(ad, "PeriodicHold", context)
     if status == JobStatus.HELD and ad.evaluate("HoldReasonCode") != USER_REQUEST:
         holds = ad.evaluate("NumHolds")
         if (system_max_releases < 0 or not isinstance(holds, int) or holds < system_max_releases) \
                 and _fires(ad, "PeriodicRelease", context):
-            return PolicyAction("release", _reason(ad, "PeriodicRelease", context))
+            return PolicyAction(PolicyKind.RELEASE, _reason(ad, "PeriodicRelease", context))
     if status != JobStatus.REMOVED and _fires(ad, "PeriodicRemove", context):
-        return PolicyAction("remove", _reason(ad, "PeriodicRemove", context), JOB_POLICY)
+        return PolicyAction(PolicyKind.REMOVE, _reason(ad, "PeriodicRemove", context), JOB_POLICY)
     return None
 
 
 def exit_action(ad: ClassAd, now: float, context: EvalContext) -> PolicyAction:
     """What happens when the job exits: hold, requeue (back to Idle) or complete."""
     periodic = periodic_action(ad, now, context)
-    if periodic is not None and periodic.kind in ("hold", "remove"):
+    if periodic is not None and periodic.kind in (PolicyKind.HOLD, PolicyKind.REMOVE):
         return periodic
     if _fires(ad, "OnExitHold", context):
         return _hold(ad, "OnExitHold", context)
@@ -94,5 +106,8 @@ def exit_action(ad: ClassAd, now: float, context: EvalContext) -> PolicyAction:
         except ClassAdError:
             value = True
         if value is False or (isinstance(value, (int, float)) and not isinstance(value, bool) and value == 0):
-            return PolicyAction("requeue")
-    return PolicyAction("complete")
+            return PolicyAction(PolicyKind.REQUEUE)
+    return PolicyAction(PolicyKind.COMPLETE)
+
+
+__all__ = ["JOB_POLICY", "PolicyAction", "PolicyKind", "exit_action", "periodic_action"]

@@ -15,7 +15,12 @@ Rules of this module (the state table itself is in ``states``):
 * Crontab jobs get a ``DeferralTime`` while Idle: at submit, on requeue, on
   release and whenever the previous one has passed its window (``handle_timer``).
   A non-cron deferral job still Idle past ``DeferralTime + DeferralWindow`` is
-  held with code 20. One job is one instance: a running cron job is not restarted.
+  held with code 20 (the rule is ``htcpool.deferral.missed``). One job is one
+  instance: a running cron job is not restarted.
+* ``handle_timer`` (cron schedules, missed deferrals, the job's periodic policy
+  expressions, each decision applied through the ``_POLICY`` table) is due every
+  ``SCHEDD_INTERVAL``, at most ``PERIODIC_INTERVAL_CAP`` seconds apart;
+  ``next_deadline`` says when.
 * Removed jobs and completed jobs (unless ``LeaveJobInQueue``) leave the queue
   at once and are appended to the history.
 """
@@ -24,13 +29,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
-from htcpool.classad import ClassAd, EvalContext, fixed_clock
+from htcpool.classad import ClassAd, EvalContext, as_int, fixed_clock
+from htcpool.deferral import HOLD_MISSED_DEFERRAL, MISSED_DEFERRAL_REASON, missed
 from htcpool.schedd import eventlog as ev
 from htcpool.schedd.admission import admit
 from htcpool.schedd.crontab import FIELDS as CRON_FIELDS
 from htcpool.schedd.crontab import CronError, CronSchedule
 from htcpool.schedd.errors import PermissionDenied, SubmitRejected, UnknownJob
-from htcpool.schedd.policy import PolicyAction, exit_action, periodic_action
+from htcpool.schedd.policy import PolicyAction, PolicyKind, exit_action, periodic_action
 from htcpool.schedd.priority import PriorityIndex, priority_key, submitter_of
 from htcpool.schedd.settings import ScheddSettings
 from htcpool.schedd.states import ACTIVE, JobEvent, JobStatus, next_status
@@ -38,9 +44,10 @@ from htcpool.schedd.store import JobId, NullStore, QueueStore
 
 _CRON_KEYS = tuple(name.lower() for name, _, _ in CRON_FIELDS)
 HOLD_USER = 1
-HOLD_MISSED_DEFERRAL = 20
 HOLD_INVALID_CRON = 25
-MISSED_DEFERRAL_REASON = "The job missed its deferred execution time and therefore failed to run."
+#: the queue's periodic work (policy expressions, cron schedules, missed deferrals) runs every
+#: SCHEDD_INTERVAL, but at least this often (HTCondor's PERIODIC_EXPR_INTERVAL default)
+PERIODIC_INTERVAL_CAP = 60
 
 
 class JobQueue:
@@ -54,6 +61,8 @@ class JobQueue:
         self.index = PriorityIndex()
         self.events: list[ev.LogEvent] = []
         self.warnings: list[str] = []
+        #: when ``handle_timer`` is next due; None until it first runs (due at once)
+        self.periodic_due: float | None = None
 
     # -- helpers
     def context(self, now: float) -> EvalContext:
@@ -69,7 +78,8 @@ class JobQueue:
     def status(self, job_id: JobId) -> JobStatus:
         return JobStatus(self.job(job_id).evaluate("JobStatus"))
 
-    def _authorize(self, ad: ClassAd, user: str | None) -> None:
+    def authorize(self, ad: ClassAd, user: str | None) -> None:
+        """PermissionDenied unless ``user`` owns the job, is a queue super user or is the schedd (None)."""
         if user is None or user in self.settings.queue_super_users:
             return
         if ad.evaluate("Owner") != user:
@@ -77,6 +87,10 @@ class JobQueue:
 
     def _event(self, code: int, job_id: JobId, now: float, **kw: object) -> None:
         self.events.append(ev.LogEvent(code, job_id[0], job_id[1], now, **kw))  # type: ignore[arg-type]
+
+    def save(self, job_id: JobId) -> None:
+        """Write a job whose ad the caller changed in place (an attribute from a startd's report)."""
+        self._save(job_id, self.job(job_id))
 
     def _save(self, job_id: JobId, ad: ClassAd) -> None:
         self.store.save_job(job_id, ad)
@@ -140,7 +154,7 @@ class JobQueue:
     def hold(self, job_id: JobId, user: str | None, now: float, reason: str = "",
              code: int = HOLD_USER, subcode: int = 0) -> None:
         ad = self.job(job_id)
-        self._authorize(ad, user)
+        self.authorize(ad, user)
         was = JobStatus(ad.evaluate("JobStatus"))
         self._transition(job_id, JobEvent.HOLD, now)
         if was in ACTIVE:
@@ -149,28 +163,28 @@ class JobQueue:
         ad["HoldReason"] = reason
         ad["HoldReasonCode"] = code
         ad["HoldReasonSubCode"] = subcode
-        ad["NumHolds"] = _int(ad, "NumHolds") + 1
+        ad["NumHolds"] = as_int(ad.evaluate("NumHolds")) + 1
         if code != HOLD_USER:
-            ad["NumSystemHolds"] = _int(ad, "NumSystemHolds") + 1
+            ad["NumSystemHolds"] = as_int(ad.evaluate("NumSystemHolds")) + 1
         self._save(job_id, ad)
         self._event(ev.HELD, job_id, now, reason=reason, hold_code=code, hold_subcode=subcode)
 
     def release(self, job_id: JobId, user: str | None, now: float, reason: str = "") -> None:
         ad = self.job(job_id)
-        self._authorize(ad, user)
+        self.authorize(ad, user)
         self._transition(job_id, JobEvent.RELEASE, now)
         ad["LastHoldReason"] = ad.evaluate("HoldReason") if "HoldReason" in ad else ""
         for attr in ("HoldReason", "HoldReasonCode", "HoldReasonSubCode"):
             if attr in ad:
                 del ad[attr]
-        ad["NumJobReleases"] = _int(ad, "NumJobReleases") + 1
+        ad["NumJobReleases"] = as_int(ad.evaluate("NumJobReleases")) + 1
         self._schedule_cron(job_id, ad, now)
         self._save(job_id, ad)
         self._event(ev.RELEASED, job_id, now, reason=reason or f"via condor_release (by user {user or 'condor'})")
 
     def remove(self, job_id: JobId, user: str | None, now: float, reason: str = "") -> None:
         ad = self.job(job_id)
-        self._authorize(ad, user)
+        self.authorize(ad, user)
         was = JobStatus(ad.evaluate("JobStatus"))
         self._transition(job_id, JobEvent.REMOVE, now)
         if was in ACTIVE:
@@ -182,14 +196,14 @@ class JobQueue:
     def set_priority(self, job_id: JobId, user: str | None, prio: int, now: float) -> None:
         """condor_prio: Idle and Running jobs alike; a running job is not evicted."""
         ad = self.job(job_id)
-        self._authorize(ad, user)
+        self.authorize(ad, user)
         ad["JobPrio"] = int(prio)
         self._save(job_id, ad)
 
     def vacate(self, job_id: JobId, user: str | None, now: float, reason: str = "") -> None:
         """condor_vacate_job (or preemption): the run ends without finishing, back to Idle."""
         ad = self.job(job_id)
-        self._authorize(ad, user)
+        self.authorize(ad, user)
         self._transition(job_id, JobEvent.EVICT, now)
         self._end_run(ad, now, committed=False)
         self._schedule_cron(job_id, ad, now)
@@ -202,8 +216,8 @@ class JobQueue:
         if "JobStartDate" not in ad:
             ad["JobStartDate"] = int(now)
         ad["JobCurrentStartDate"] = int(now)
-        ad["NumJobStarts"] = _int(ad, "NumJobStarts") + 1
-        ad["JobRunCount"] = _int(ad, "JobRunCount") + 1
+        ad["NumJobStarts"] = as_int(ad.evaluate("NumJobStarts")) + 1
+        ad["JobRunCount"] = as_int(ad.evaluate("JobRunCount")) + 1
         ad["RemoteHost"] = slot_name or host
         ad["CurrentHosts"] = 1
         self._save(job_id, ad)
@@ -213,7 +227,7 @@ class JobQueue:
         """The execute point stopped the job (``processes``: how many of its processes)."""
         ad = self._transition(job_id, JobEvent.SUSPEND, now)
         ad["LastSuspensionTime"] = int(now)
-        ad["TotalSuspensions"] = _int(ad, "TotalSuspensions") + 1
+        ad["TotalSuspensions"] = as_int(ad.evaluate("TotalSuspensions")) + 1
         self._save(job_id, ad)
         self._event(ev.SUSPENDED, job_id, now, processes=processes)
 
@@ -224,23 +238,23 @@ class JobQueue:
         self._event(ev.UNSUSPENDED, job_id, now)
 
     def _close_suspension(self, ad: ClassAd, now: float) -> None:
-        since = _int(ad, "LastSuspensionTime")
+        since = as_int(ad.evaluate("LastSuspensionTime"))
         if since:
-            ad["CumulativeSuspensionTime"] = _int(ad, "CumulativeSuspensionTime") + int(now) - since
+            ad["CumulativeSuspensionTime"] = as_int(ad.evaluate("CumulativeSuspensionTime")) + int(now) - since
             ad["LastSuspensionTime"] = 0
 
     def _end_run(self, ad: ClassAd, now: float, committed: bool) -> None:
         self._close_suspension(ad, now)
-        started = _int(ad, "JobCurrentStartDate")
+        started = as_int(ad.evaluate("JobCurrentStartDate"))
         wall = max(0, int(now) - started) if started else 0
         previous = ad.evaluate("RemoteWallClockTime")
         if type(previous) not in (int, float):
             previous = 0.0  # absent, undefined or not a number: no earlier runs counted
         ad["RemoteWallClockTime"] = float(previous) + wall
-        ad["CumulativeSlotTime"] = _int(ad, "CumulativeSlotTime") + wall
+        ad["CumulativeSlotTime"] = as_int(ad.evaluate("CumulativeSlotTime")) + wall
         if committed:
-            ad["CommittedTime"] = _int(ad, "CommittedTime") + wall
-            ad["CommittedSlotTime"] = _int(ad, "CommittedSlotTime") + wall
+            ad["CommittedTime"] = as_int(ad.evaluate("CommittedTime")) + wall
+            ad["CommittedSlotTime"] = as_int(ad.evaluate("CommittedSlotTime")) + wall
         if "JobCurrentStartDate" in ad:
             del ad["JobCurrentStartDate"]
         ad["CurrentHosts"] = 0
@@ -256,26 +270,38 @@ class JobQueue:
             ad["ExitCode"] = int(exit_code or 0)
         else:
             ad["ExitSignal"] = exit_signal
-        ad["NumJobCompletions"] = _int(ad, "NumJobCompletions") + 1
+        ad["NumJobCompletions"] = as_int(ad.evaluate("NumJobCompletions")) + 1
         ad["CompletionDate"] = int(now)
         self._end_run(ad, now, committed=True)
         self._event(ev.TERMINATED, job_id, now, return_value=exit_code, signal=exit_signal)
         action = exit_action(ad, now, self.context(now))
-        if action.kind == "hold":
-            self.hold(job_id, None, now, action.reason, action.code, action.subcode)
-        elif action.kind == "remove":
-            self.remove(job_id, None, now, action.reason)
-        elif action.kind == "requeue":
-            self._transition(job_id, JobEvent.REQUEUE, now)
-            self._schedule_cron(job_id, ad, now, force=True)
+        _POLICY[action.kind](self, job_id, action, now)
+        return action
+
+    # -- what a policy decision does (``_POLICY``)
+    def _policy_hold(self, job_id: JobId, action: PolicyAction, now: float) -> None:
+        self.hold(job_id, None, now, action.reason, action.code, action.subcode)
+
+    def _policy_release(self, job_id: JobId, action: PolicyAction, now: float) -> None:
+        self.release(job_id, None, now, action.reason)
+
+    def _policy_remove(self, job_id: JobId, action: PolicyAction, now: float) -> None:
+        self.remove(job_id, None, now, action.reason)
+
+    def _policy_vacate(self, job_id: JobId, action: PolicyAction, now: float) -> None:
+        self.vacate(job_id, None, now, action.reason)
+
+    def _policy_requeue(self, job_id: JobId, action: PolicyAction, now: float) -> None:
+        ad = self._transition(job_id, JobEvent.REQUEUE, now)
+        self._schedule_cron(job_id, ad, now, force=True)
+        self._save(job_id, ad)
+
+    def _policy_complete(self, job_id: JobId, action: PolicyAction, now: float) -> None:
+        ad = self._transition(job_id, JobEvent.COMPLETE, now)
+        if ad.evaluate("LeaveJobInQueue", self.context(now)) is True:
             self._save(job_id, ad)
         else:
-            self._transition(job_id, JobEvent.COMPLETE, now)
-            if ad.evaluate("LeaveJobInQueue", self.context(now)) is True:
-                self._save(job_id, ad)
-            else:
-                self._leave(job_id)
-        return action
+            self._leave(job_id)
 
     # -- order and timers
     def ordered_jobs(self, submitter: str) -> Iterator[JobId]:
@@ -298,7 +324,7 @@ class JobQueue:
         if not fields:
             return
         current = ad.evaluate("DeferralTime")
-        window = _int(ad, "DeferralWindow")
+        window = as_int(ad.evaluate("DeferralWindow"))
         if not force and isinstance(current, int) and now <= current + window:
             return
         try:
@@ -307,7 +333,9 @@ class JobQueue:
             self.hold(job_id, None, now, f"Invalid cron schedule parameters: {e}", HOLD_INVALID_CRON)
 
     def handle_timer(self, now: float) -> None:
-        """Periodic work: cron schedules, missed deferrals, the periodic policy expressions."""
+        """Periodic work: cron schedules, missed deferrals, the periodic policy expressions.
+
+        Runs whenever it is called; ``next_deadline`` says when it is next due."""
         ctx = self.context(now)
         for job_id, ad in list(self.jobs.items()):
             status = JobStatus(ad.evaluate("JobStatus"))
@@ -315,30 +343,28 @@ class JobQueue:
                 if any(name in ad for name, _, _ in CRON_FIELDS):
                     self._schedule_cron(job_id, ad, now)
                     self._save(job_id, ad)
-                else:
-                    deadline = ad.evaluate("DeferralTime", ctx)
-                    if isinstance(deadline, int) and now > deadline + _int(ad, "DeferralWindow"):
-                        self.hold(job_id, None, now, MISSED_DEFERRAL_REASON, HOLD_MISSED_DEFERRAL)
-                        continue
+                elif missed(ad, now):
+                    self.hold(job_id, None, now, MISSED_DEFERRAL_REASON, HOLD_MISSED_DEFERRAL)
+                    continue
             action = periodic_action(ad, now, ctx, self.settings.system_max_releases)
-            if action is None:
-                continue
-            if action.kind == "hold":
-                self.hold(job_id, None, now, action.reason, action.code, action.subcode)
-            elif action.kind == "release":
-                self.release(job_id, None, now, action.reason)
-            elif action.kind == "remove":
-                self.remove(job_id, None, now, action.reason)
-            elif action.kind == "vacate":
-                self.vacate(job_id, None, now, action.reason)
+            if action is not None:
+                _POLICY[action.kind](self, job_id, action, now)
+        self.periodic_due = now + min(self.settings.schedd_interval, PERIODIC_INTERVAL_CAP)
 
     def next_deadline(self, now: float) -> float:
-        return now + self.settings.schedd_interval
+        """When ``handle_timer`` is next due: at once before its first run."""
+        return now if self.periodic_due is None else self.periodic_due
 
 
-def _int(ad: ClassAd, attr: str) -> int:
-    value = ad.evaluate(attr)
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+#: what each policy decision does to the job (exit policy and periodic expressions)
+_POLICY: dict[PolicyKind, Callable[[JobQueue, JobId, PolicyAction, float], None]] = {
+    PolicyKind.HOLD: JobQueue._policy_hold,
+    PolicyKind.RELEASE: JobQueue._policy_release,
+    PolicyKind.REMOVE: JobQueue._policy_remove,
+    PolicyKind.VACATE: JobQueue._policy_vacate,
+    PolicyKind.REQUEUE: JobQueue._policy_requeue,
+    PolicyKind.COMPLETE: JobQueue._policy_complete,
+}
 
 
-__all__ = ["JobQueue", "SubmitRejected"]
+__all__ = ["PERIODIC_INTERVAL_CAP", "JobQueue", "SubmitRejected"]

@@ -5,7 +5,8 @@ submit requirements, the job transforms, the ``userMap`` maps, the system
 periodic expressions, the accounting domain of submitter names
 (``ACCOUNTING_DOMAIN``, default ``UID_DOMAIN``; empty: names without a
 domain), the local time zone used for cron schedules, and the claim knobs
-``ALIVE_INTERVAL`` (default 300 s) and ``MAX_CLAIM_ALIVES_MISSED`` (default 6).
+``ALIVE_INTERVAL`` (default 300 s), ``MAX_CLAIM_ALIVES_MISSED`` (default 6) and
+``CLAIM_PARTITIONABLE_LEFTOVERS`` (default true).
 ``settings_from_config(get, read_file)`` builds it from a reader that answers
 ``get(NAME) -> str | None`` with raw (unexpanded) values where HTCondor wants
 them raw (transform bodies), and ``read_file(path)`` for map files.
@@ -17,6 +18,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from htcpool.config import integer_value
 from htcpool.schedd.submit_requirements import SubmitRequirement
 from htcpool.schedd.transforms import Transform
 from htcpool.schedd.usermap import UserMaps
@@ -24,6 +26,12 @@ from htcpool.schedd.usermap import UserMaps
 
 def _names(text: str | None) -> list[str]:
     return [n for n in re.split(r"[\s,]+", text or "") if n]
+
+
+def _int(get: Callable[[str], str | None], name: str, default: int) -> int:
+    """An integer knob, converted as HTCondor's ``param_integer`` does (``5*60`` is 300)."""
+    text = get(name)
+    return default if text is None or not text.strip() else integer_value(name, text)
 
 
 def _bool(text: str | None, default: bool = False) -> bool:
@@ -49,6 +57,7 @@ class ScheddSettings:
     schedd_address: str = "<127.0.0.1:9618>"
     alive_interval: int = 300
     max_claim_alives_missed: int = 6
+    claim_partitionable_leftovers: bool = True
 
 
 def settings_from_config(get: Callable[[str], str | None],
@@ -80,10 +89,11 @@ def settings_from_config(get: Callable[[str], str | None],
     s.system_periodic_hold = get("SYSTEM_PERIODIC_HOLD") or ""
     s.system_periodic_release = get("SYSTEM_PERIODIC_RELEASE") or ""
     s.system_periodic_remove = get("SYSTEM_PERIODIC_REMOVE") or ""
-    s.system_max_releases = int(get("SYSTEM_MAX_RELEASES") or -1)
-    s.schedd_interval = int(get("SCHEDD_INTERVAL") or 300)
-    s.alive_interval = int(get("ALIVE_INTERVAL") or 300)
-    s.max_claim_alives_missed = int(get("MAX_CLAIM_ALIVES_MISSED") or 6)
+    s.system_max_releases = _int(get, "SYSTEM_MAX_RELEASES", -1)
+    s.schedd_interval = _int(get, "SCHEDD_INTERVAL", 300)
+    s.alive_interval = _int(get, "ALIVE_INTERVAL", 300)
+    s.max_claim_alives_missed = _int(get, "MAX_CLAIM_ALIVES_MISSED", 6)
+    s.claim_partitionable_leftovers = _bool(get("CLAIM_PARTITIONABLE_LEFTOVERS"), True)
     domain = get("ACCOUNTING_DOMAIN")
     s.accounting_domain = (domain if domain is not None else get("UID_DOMAIN") or "").strip()
     return s

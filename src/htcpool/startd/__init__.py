@@ -11,7 +11,8 @@ an ``htcpool.config.Config``), then feed it messages and timer calls, each with
 Modules: ``states`` (the transition table), ``layout`` (slot types and resources),
 ``settings`` (knobs and the config adapter), ``policy`` (expressions), ``evaluation``
 (the policy order), ``transitions`` (applying a transition), ``claim`` and
-``retirement`` (claims, how they end, retirement and vacate time), ``carving``
+``retirement`` (claims, how they end, retirement and vacate time), ``activation``
+(a job's start, held until its deferral time, and the end of its starter), ``carving``
 (partitionable slots), ``dynamic`` and ``ads`` (slot ads), ``drain`` (draining),
 ``backfill`` (the machine's one backfill client), ``handlers`` (messages) and
 ``machine`` (the ``Startd`` core).
@@ -62,6 +63,7 @@ from htcpool.startd.layout import (
     Inventory,
     Resources,
     Share,
+    ShareKind,
     SlotSpec,
     build_layout,
     parse_slot_type,
@@ -73,8 +75,10 @@ from htcpool.startd.settings import (
     StartdSettings,
     settings_from_config,
 )
-from htcpool.startd.slot import Slot
+from htcpool.startd.slot import Slot, SlotKind
 from htcpool.startd.states import (
+    CLAIMED_LIKE,
+    CLAIMED_OR_MATCHED,
     TRANSITIONS,
     Activity,
     Event,
@@ -85,13 +89,13 @@ from htcpool.startd.states import (
 )
 
 __all__ = [
-    "TRANSITIONS", "Action", "ActivateClaim", "ActivateReply", "Activity", "Alive", "BackfillClientExited",
+    "CLAIMED_LIKE", "CLAIMED_OR_MATCHED", "TRANSITIONS", "Action", "ActivateClaim", "ActivateReply", "Activity", "Alive", "BackfillClientExited",
     "BackfillClientStarted", "BenchmarksFinished", "CancelDrain", "ClaimReply", "ConfigSource",
     "ContinueClaim", "ContinueJob", "DaemonAction", "DeactivateClaim", "DeactivateReply", "Drain",
     "DrainReply", "Event", "FinalJobUpdate", "HardKill", "HoldJob", "IllegalTransition", "Inventory",
     "KillBackfillClient", "KillStarterFamily", "LayoutError", "MatchNotification", "Message",
     "NotifySchedd", "PolicyProblem", "ReleaseClaim", "RequestClaim", "Resources", "RunBenchmarks",
-    "SendAd", "SensorReadings", "Share", "Shutdown", "Slot", "SlotSpec", "SlotTypeSettings", "SoftKill",
+    "SendAd", "SensorReadings", "Share", "ShareKind", "Shutdown", "Slot", "SlotKind", "SlotSpec", "SlotTypeSettings", "SoftKill",
     "StartBackfillClient", "StartJob", "Startd", "StartdError", "StartdSettings", "StartdUsageError",
     "StarterExited", "State", "SuspendClaim", "SuspendJob", "Transition", "Vacate", "build_layout",
     "parse_slot_type", "settings_from_config", "step", "transition_diagram",

@@ -32,6 +32,25 @@ NORMAL_REQUIREMENTS = parse("START && WithinResourceLimits")
 UNAVAILABLE = parse("false")
 
 
+def machine_totals(settings: StartdSettings, inventory: Inventory, disk_total: int,
+                   slot_count: int) -> dict[str, object]:
+    """The machine-wide ``Total…`` and ``Detected…`` attributes every slot ad carries."""
+    custom = inventory.names()
+    totals: dict[str, object] = {
+        "TotalCpus": settings.num_cpus, "TotalMemory": settings.memory, "TotalDisk": disk_total,
+        "TotalVirtualMemory": settings.swap, "DetectedCpus": settings.detected_cpus,
+        "DetectedMemory": settings.detected_memory, "DetectedDisk": disk_total,
+        "TotalSlots": slot_count,
+        "MachineResources": " ".join(["Cpus", "Memory", "Disk", "Swap", *custom]),
+    }
+    for name in custom:
+        totals[f"Total{name}"] = inventory.total(name)
+        totals[f"Detected{name}"] = inventory.total(name)
+        if name in inventory.ids:
+            totals[f"Detected{name}"] = ", ".join(inventory.ids[name])
+    return totals
+
+
 def within_resource_limits(custom: list[str], consumption: bool, catalog_space: str | None = None) -> str:
     """HTCondor's generated WithinResourceLimits expression.
 
@@ -105,10 +124,10 @@ def publish_static(slot: Slot, settings: StartdSettings, inventory: Inventory, t
     ad["Name"] = slot.name
     ad["Machine"] = settings.hostname
     ad["SlotTypeID"] = slot.slot_type
-    ad["SlotType"] = slot.kind
-    if slot.kind == PARTITIONABLE:
+    ad["SlotType"] = slot.kind.value
+    if slot.kind is PARTITIONABLE:
         ad["PartitionableSlot"] = True
-    if slot.kind == DYNAMIC:
+    if slot.kind is DYNAMIC:
         ad["DynamicSlot"] = True
         ad["ParentSlotId"] = slot.slot_id
         ad["DSlotId"] = slot.sub_id

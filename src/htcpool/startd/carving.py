@@ -33,10 +33,10 @@ from typing import TYPE_CHECKING
 from htcpool.classad import ClassAd
 from htcpool.classad.match import requirements_hold
 from htcpool.classad.nodes import Node
-from htcpool.protocol.startd import ClaimReply, NotifySchedd, RequestClaim, SendAd
+from htcpool.protocol.startd import ClaimReply, Notice, NotifySchedd, RequestClaim, SendAd
 from htcpool.startd.claim import Claim
 from htcpool.startd.layout import Resources, satisfies
-from htcpool.startd.policy import number, parse
+from htcpool.startd.policy import eval_float, parse
 from htcpool.startd.settings import StartdSettings
 from htcpool.startd.slot import DYNAMIC, Slot
 from htcpool.startd.states import Activity, Event, State
@@ -70,7 +70,7 @@ def _modified(startd: Startd, pslot: Slot, request: ClassAd) -> ClassAd:
     for attr, node in startd.modify_request.items():
         if attr not in request:
             continue
-        v = number(request._evaluate_node(node, pslot.ad, startd.ctx))
+        v = eval_float(request._evaluate_node(node, pslot.ad, startd.ctx))
         if v is not None:
             mod[attr] = int(v)
     return mod
@@ -78,59 +78,84 @@ def _modified(startd: Startd, pslot: Slot, request: ClassAd) -> ClassAd:
 
 def _amount(startd: Startd, pslot: Slot, request: ClassAd, attr: str) -> float | None:
     if pslot.consumption_policy:
-        return number(pslot.ad.evaluate(f"Consumption{attr}", startd.ctx, request))
+        return eval_float(pslot.ad.evaluate(f"Consumption{attr}", startd.ctx, request))
     for name in (f"_condor_Request{attr}", f"Request{attr}"):
         if name in request:
-            return number(request.evaluate(name, startd.ctx, pslot.ad))
+            return eval_float(request.evaluate(name, startd.ctx, pslot.ad))
     return None
 
 
 def claim_partitionable(startd: Startd, pslot: Slot, msg: RequestClaim, now: float) -> None:
-    from htcpool.startd import dynamic, retirement, transitions
+    """Carve a dynamic slot for ``msg`` out of ``pslot`` (steps 1-4 of the module docstring),
+    or refuse the claim saying why."""
+    from htcpool.startd import dynamic, transitions
 
-    ctx = startd.ctx
-    refuse = lambda reason: startd.emit(ClaimReply(msg.claim_id, False, reason, slot=pslot.name))  # noqa: E731
+    def refuse(reason: str) -> None:
+        startd.emit(ClaimReply(msg.claim_id, False, reason, slot=pslot.name))
+
     if pslot.state not in (State.UNCLAIMED, State.OWNER, State.DRAINED):
         refuse(f"partitionable slot is {pslot.state.value}")
         return
-    for cid in msg.preempt_claim_ids:
+    blocked = _preempt_children(startd, pslot, msg.preempt_claim_ids, now)
+    if blocked is not None:
+        refuse(f"dynamic slot with claim {blocked} cannot be preempted yet")
+        return
+    dynamic.publish_dynamic(startd, pslot, now)
+    request = _modified(startd, pslot, msg.request)
+    if not requirements_hold(pslot.ad, request, startd.ctx):
+        if startd.settings.must_modify_request_exprs or not requirements_hold(pslot.ad, msg.request, startd.ctx):
+            refuse("partitionable slot Requirements do not match the request")
+            return
+        request = msg.request
+    take = _share(startd, pslot, request)
+    if isinstance(take, str):
+        refuse(take)
+        return
+    _subtract(pslot.resources, take)
+    dslot = _dynamic_slot(startd, pslot, msg, take, now)
+    dynamic.publish_dynamic(startd, pslot, now)
+    startd.emit(ClaimReply(msg.claim_id, True, slot=dslot.name, leftovers=pslot.ad.copy()))
+    startd.mark_changed(pslot)
+    transitions.change(startd, dslot, Event.CLAIM, now)
+
+
+def _preempt_children(startd: Startd, pslot: Slot, claim_ids: tuple[str, ...], now: float) -> str | None:
+    """Preempt the dynamic slots holding ``claim_ids`` and give their resources back (step 3);
+    the first claim id that cannot be preempted yet, with nothing done, or None."""
+    from htcpool.startd import retirement
+
+    for cid in claim_ids:
         victim = next((c for c in pslot.children if c.claim.id == cid), None)
         if victim is None or (victim.claim.job is not None and not retirement.retirement_expired(startd, victim, now)):
-            refuse(f"dynamic slot with claim {cid} cannot be preempted yet")
-            return
-    for cid in msg.preempt_claim_ids:
+            return cid
+    for cid in claim_ids:
         victim = next(c for c in pslot.children if c.claim.id == cid)
         victim.claim.vacate_reason = "Preempted for a Priority user"
         retirement.kill_claim(startd, victim, now)
         if startd.is_live(victim):
             gone = victim.claim
             if gone.request is not None and not gone.schedd_closed:
-                startd.emit(NotifySchedd(gone.schedd, gone.id, "release", gone.vacate_reason))
+                startd.emit(NotifySchedd(gone.schedd, gone.id, Notice.RELEASE, gone.vacate_reason))
             release_resources(startd, victim, now)
-    dynamic.publish_dynamic(startd, pslot, now)
-    request = _modified(startd, pslot, msg.request)
-    if not requirements_hold(pslot.ad, request, ctx):
-        if startd.settings.must_modify_request_exprs or not requirements_hold(pslot.ad, msg.request, ctx):
-            refuse("partitionable slot Requirements do not match the request")
-            return
-        request = msg.request
+    return None
+
+
+def _share(startd: Startd, pslot: Slot, request: ClassAd) -> Resources | str:
+    """What the request takes from the partitionable slot (step 2), or why it cannot have it."""
     cpus = _amount(startd, pslot, request, "Cpus")
     memory = _amount(startd, pslot, request, "Memory")
     disk = _amount(startd, pslot, request, "Disk")
     if memory is None or disk is None:
-        refuse("request has no RequestMemory or RequestDisk")
-        return
+        return "request has no RequestMemory or RequestDisk"
     take = Resources(cpus=max(1.0, cpus if cpus is not None else 1.0), memory=max(1, int(memory)),
                      disk=max(0, int(disk)))
     left = pslot.resources
     if take.cpus > left.cpus + 1e-9 or take.memory > left.memory or take.disk > left.disk:
-        refuse("not enough resources left in the partitionable slot")
-        return
+        return "not enough resources left in the partitionable slot"
     for name, have in left.custom.items():
         want = int(math.ceil(_amount(startd, pslot, request, name) or 0))
         if want > have:
-            refuse(f"not enough {name} left in the partitionable slot")
-            return
+            return f"not enough {name} left in the partitionable slot"
         take.custom[name] = want
         if name in left.ids and want:
             constraint = request.get(f"Require{name}")
@@ -139,10 +164,14 @@ def claim_partitionable(startd: Startd, pslot: Slot, msg: RequestClaim, now: flo
             chosen = [d for d in left.ids[name]
                       if satisfies(text, d, startd.inventory.properties.get(d), request)][:want]
             if len(chosen) < want:
-                refuse(f"no {name} satisfies Require{name}")
-                return
+                return f"no {name} satisfies Require{name}"
             take.ids[name] = chosen
-    _subtract(left, take)
+    return take
+
+
+def _dynamic_slot(startd: Startd, pslot: Slot, msg: RequestClaim, take: Resources, now: float) -> Slot:
+    """Create ``<prefix><N>_<k>`` (the smallest free k) with the claim and the resources taken;
+    the partitionable slot gets a fresh claim id (step 4)."""
     sub_id = 1
     used = {c.sub_id for c in pslot.children}
     while sub_id in used:
@@ -162,10 +191,7 @@ def claim_partitionable(startd: Startd, pslot: Slot, msg: RequestClaim, now: flo
     startd.publish_static(pslot)
     claim.rank = startd.rank_of(dslot, msg.request)
     claim.start_lease(msg.alive_interval, startd.settings.max_claim_alives_missed, now)
-    dynamic.publish_dynamic(startd, pslot, now)
-    startd.emit(ClaimReply(msg.claim_id, True, slot=dslot.name, leftovers=pslot.ad.copy()))
-    startd.mark_changed(pslot)
-    transitions.change(startd, dslot, Event.CLAIM, now)
+    return dslot
 
 
 def _subtract(left: Resources, take: Resources) -> None:

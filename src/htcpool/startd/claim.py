@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from htcpool.classad import ClassAd, EvalContext
-from htcpool.startd.policy import number
+from htcpool.classad import ClassAd, EvalContext, as_number
+from htcpool.startd.policy import eval_float
 
 INFINITE = float(2**31 - 1)
 NEGATIVE_LEASE_FALLBACK = 1200.0
@@ -50,6 +50,8 @@ class Claim:
     pledged_vacate_time: float = 600.0
     schedd_closed: bool = False
     command_suspended: bool = False
+    #: a deferred job's start time while the start is held (``activation``); None once started
+    start_at: float | None = None
 
     def user(self) -> str | None:
         ad = self.job or self.request
@@ -65,8 +67,8 @@ class Claim:
         """Lease = JobLeaseDuration of the request when present, else alives-missed × interval."""
         lease = alive_interval * alives_missed
         if self.request is not None:
-            jld = self.request.get("JobLeaseDuration")
-            if isinstance(jld, (int, float)) and not isinstance(jld, bool) and jld != 0:
+            jld = as_number(self.request.get("JobLeaseDuration"))
+            if jld:
                 lease = float(jld)
         if lease < 0:
             lease = NEGATIVE_LEASE_FALLBACK
@@ -89,9 +91,9 @@ class Claim:
 
 def max_job_retirement_time(slot_ad: ClassAd, job: ClassAd | None, ctx: EvalContext) -> float:
     """The slot's MaxJobRetirementTime against the job, lowered by the job's own value."""
-    mjrt = number(slot_ad.evaluate("MaxJobRetirementTime", ctx, job)) or 0.0
+    mjrt = eval_float(slot_ad.evaluate("MaxJobRetirementTime", ctx, job)) or 0.0
     if job is not None and "MaxJobRetirementTime" in job:
-        own = number(job.evaluate("MaxJobRetirementTime", ctx, slot_ad))
+        own = eval_float(job.evaluate("MaxJobRetirementTime", ctx, slot_ad))
         if own is not None and own < mjrt:
             mjrt = own
     return mjrt
@@ -113,7 +115,7 @@ def max_vacate_time(claim: Claim, machine_value: float, remaining: float, ctx: E
     job_value = None
     for attr in ("JobMaxVacateTime", "KillSigTimeout"):
         if attr in job:
-            job_value = number(job.evaluate(attr, ctx, slot_ad))
+            job_value = eval_float(job.evaluate(attr, ctx, slot_ad))
             if job_value is not None:
                 break
     if job_value is None:

@@ -12,7 +12,8 @@ expression accepts (``handlers``, ``carving``); such a claim must be activated w
 as the longest remaining retirement of the original jobs. When every original job is
 gone the start expression is cleared and leftover claims are released; when every slot
 (dynamic slots included) is Drained the slots go Drained/Idle (33) and the completion
-action runs (``resume`` cancels the drain: slots go to Owner, 34).
+action runs (``resume`` cancels the drain: slots go to Owner, 34; ``exit``, ``restart``
+and ``reconfig`` ask the driver, through ``DaemonAction``, to do that to the startd).
 
 ``start_drain`` checks and starts a request, ``check_drain`` (every poll) notices
 when the original jobs are gone, ``drain_completion`` runs the completion action once
@@ -31,20 +32,27 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from htcpool.classad.nodes import Node
-from htcpool.protocol.startd import DaemonAction, Drain, DrainReply
+from htcpool.protocol.startd import (
+    DaemonAction,
+    DaemonActionKind,
+    Drain,
+    DrainCompletion,
+    DrainReply,
+    DrainSpeed,
+)
 from htcpool.startd import dynamic, retirement
 from htcpool.startd.claim import Claim
 from htcpool.startd.policy import parse
-from htcpool.startd.states import Activity, State
+from htcpool.startd.states import CLAIMED_LIKE, Activity, State
 
 if TYPE_CHECKING:
     from htcpool.startd.machine import Startd
 
 A, S = Activity, State
-CLAIMED_LIKE = (S.CLAIMED, S.PREEMPTING)
 
-HOW_FAST = ("graceful", "quick", "fast")
-ON_COMPLETION = ("nothing", "resume", "exit", "restart", "reconfig")
+#: the completions that ask the driver to do something with the startd itself
+DAEMON_ACTIONS = {DrainCompletion.EXIT: DaemonActionKind.EXIT, DrainCompletion.RESTART: DaemonActionKind.RESTART,
+                  DrainCompletion.RECONFIG: DaemonActionKind.RECONFIG}
 
 
 @dataclass(slots=True)
@@ -52,8 +60,8 @@ class DrainState:
     """The drain in progress."""
 
     request_id: str
-    how_fast: str
-    on_completion: str
+    how_fast: DrainSpeed
+    on_completion: DrainCompletion
     reason: str
     started: float
     start_expr: Node | None = None
@@ -83,7 +91,9 @@ def start_drain(startd: Startd, msg: Drain, now: float) -> DrainReply:
     """Start a drain, or say why not (one already running, a bad request, a failed check)."""
     if startd.draining is not None:
         return DrainReply(False, startd.draining.request_id, "DRAINING_ALREADY_IN_PROGRESS")
-    if msg.how_fast not in HOW_FAST or msg.on_completion not in ON_COMPLETION:
+    try:
+        how_fast, on_completion = DrainSpeed(msg.how_fast), DrainCompletion(msg.on_completion)
+    except ValueError:
         return DrainReply(False, "", f"bad drain request {msg.how_fast}/{msg.on_completion}")
     if msg.check_expr:
         check = parse(msg.check_expr)
@@ -94,14 +104,14 @@ def start_drain(startd: Startd, msg: Drain, now: float) -> DrainReply:
     totals = startd.drain_totals
     totals.requests += 1
     rid = msg.request_id or str(totals.requests)
-    d = DrainState(rid, msg.how_fast, msg.on_completion, msg.reason, now,
+    d = DrainState(rid, how_fast, on_completion, msg.reason, now,
                    parse(start_text) if start_text else None, start_text)
     d.original_claims = {s.claim.id for s in startd.slots if s.state in CLAIMED_LIKE}
     for slot in startd.slots:
         dynamic.account_unclaimed(startd, slot, now)  # unclaimed time counts from now on
     startd.draining = d
     totals.last_start = now
-    if msg.how_fast == "quick":
+    if how_fast is DrainSpeed.QUICK:
         d.mjrt_override = 0.0
     # every slot's claims end (ResMgr::releaseAllClaimsReversibly, releaseAllClaims,
     # killAllClaims): Busy retires, an idle claim is preempted at once, Matched and
@@ -110,12 +120,12 @@ def start_drain(startd: Startd, msg: Drain, now: float) -> DrainReply:
         if not startd.is_live(slot):
             continue
         startd.mark_changed(slot)
-        if msg.how_fast == "fast":
+        if how_fast is DrainSpeed.FAST:
             retirement.charge_badput(startd, slot, now)
             retirement.kill_claim(startd, slot, now, "draining (fast)")
         else:
-            retirement.retire_claim(startd, slot, now, reversible=msg.how_fast == "graceful",
-                                    reason=f"draining ({msg.how_fast})")
+            retirement.retire_claim(startd, slot, now, reversible=how_fast is DrainSpeed.GRACEFUL,
+                                    reason=f"draining ({how_fast.value})")
     startd.poll(now)
     return DrainReply(True, rid)
 
@@ -143,10 +153,10 @@ def drain_completion(startd: Startd, now: float) -> None:
     if not all(s.pair == (S.DRAINED, A.IDLE) for s in startd.slots):
         return
     d.completed_action_done = True
-    if d.on_completion == "resume":
+    if d.on_completion is DrainCompletion.RESUME:
         cancel_drain(startd, now, None)
-    elif d.on_completion in ("exit", "restart", "reconfig"):
-        startd.emit(DaemonAction(d.on_completion))
+    elif d.on_completion in DAEMON_ACTIONS:
+        startd.emit(DaemonAction(DAEMON_ACTIONS[d.on_completion]))
 
 
 def cancel_drain(startd: Startd, now: float, request_id: str | None) -> bool:

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 from htcpool.classad.values import UNDEFINED
 from htcpool.startd import retirement
 from htcpool.startd.ads import requirements_node
-from htcpool.startd.policy import number, truth
+from htcpool.startd.policy import eval_float, truth
 from htcpool.startd.slot import CLAIM_ATTRS, LOAD_QUEUE_SIZE, Slot
 from htcpool.startd.states import State
 
@@ -100,7 +100,7 @@ def _latches(startd: Startd, slot: Slot, now: float) -> None:
     for name in startd.settings.latch_exprs:
         v = ad.evaluate(name, startd.ctx) if name in ad else (
             len(slot.children) if name == "NumDynamicSlots" else UNDEFINED)
-        value = number(v)
+        value = eval_float(v)
         prev = slot.latches.get(name)
         if prev is None or prev[0] != value:
             slot.latches[name] = (value, now)

@@ -15,16 +15,17 @@ slot (static, or a partitionable one carving) takes such a claim (HTCondor's
 ``command.cpp::request_claim`` leaves Drained to ``accept_request_claim``);
 on a partitionable slot it carves a dynamic slot (``carving``); with the pre-made
 preempting id of a Claimed slot it becomes the pending preempting claim if its Rank
-is not lower than the current (and pending) claim's. ``ActivateClaim`` needs
-Claimed/Idle and the slot's Requirements to match the job; it pledges
-``MachineMaxVacateTime`` and recomputes Rank. ``ReleaseClaim`` drops a pending
-preempting claim or kills the current one; ``Alive`` renews the lease. Every claim id
-is looked up in the startd's claim index, so a message about a claim that no longer
-exists finds nothing and does nothing.
+is not lower than the current (and pending) claim's. ``ActivateClaim`` goes to
+``activation`` (the job's start, held until its deferral time or refused when missed);
+``DeactivateClaim`` of a job whose start is held ends that activation at once.
+``ReleaseClaim`` drops a pending preempting claim or kills the current one; ``Alive``
+renews the lease. Every claim id is looked up in the startd's claim index, so a message
+about a claim that no longer exists finds nothing and does nothing.
 
 Starter messages (``StarterExited``, ``FinalJobUpdate``) are matched by the claim id
 the starter ran under: one about a removed dynamic slot's starter (``Startd.dying``)
-only ends that starter's KILLING_TIMEOUT, however the slot name has been reused since.
+only ends that starter's KILLING_TIMEOUT, however the slot name has been reused since;
+``activation.starter_gone`` moves the slot on.
 
 Administration: ``Vacate`` retires irreversibly (``-fast``: kills), ``Shutdown``
 retires every claim (peaceful: with infinite retirement) or kills them (fast),
@@ -38,9 +39,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from htcpool.classad.match import requirements_hold
+from htcpool.protocol.admin import How
 from htcpool.protocol.startd import (
     ActivateClaim,
-    ActivateReply,
     Alive,
     BackfillClientExited,
     BackfillClientStarted,
@@ -61,20 +62,18 @@ from htcpool.protocol.startd import (
     Shutdown,
     SoftKill,
     StarterExited,
-    StartJob,
     SuspendClaim,
     Vacate,
 )
-from htcpool.startd import backfill, carving, drain, dynamic, retirement, transitions
+from htcpool.startd import activation, backfill, carving, drain, dynamic, retirement, transitions
 from htcpool.startd.claim import Claim
 from htcpool.startd.slot import Slot
-from htcpool.startd.states import Activity, Event, State, allowed
+from htcpool.startd.states import CLAIMED_LIKE, Activity, Event, State, allowed
 
 if TYPE_CHECKING:
     from htcpool.startd.machine import Startd
 
 A, S, E = Activity, State, Event
-CLAIMED_LIKE = (S.CLAIMED, S.PREEMPTING)
 MIN_DRAINING_CLAIM_TIME = 20.0  # a claim needs this much graceful drain time left
 
 
@@ -182,34 +181,13 @@ def _preempting_request(startd: Startd, slot: Slot, msg: RequestClaim, now: floa
     startd.eval_slot(slot, now)
 
 
-def on_activate(startd: Startd, msg: ActivateClaim, now: float) -> None:
-    slot = startd.find_claim(msg.claim_id)
-    if slot is None or slot.pair != (S.CLAIMED, A.IDLE):
-        where = "unknown claim" if slot is None else f"slot is {slot.state.value}/{slot.activity.value}"
-        startd.emit(ActivateReply(msg.claim_id, False, where))
-        return
-    dynamic.publish_dynamic(startd, slot, now)
-    if not requirements_hold(slot.ad, msg.job, startd.ctx):
-        startd.emit(ActivateReply(msg.claim_id, False, "slot Requirements do not match the job"))
-        return
-    claim = slot.claim
-    claim.job = msg.job
-    claim.job_start = now
-    claim.suspended_total = 0.0
-    claim.activations += 1
-    claim.rank = startd.rank_of(slot, msg.job)
-    claim.accepted_while_draining = startd.draining is not None
-    vacate = startd.evaluator(slot, msg.job).number("MachineMaxVacateTime")
-    claim.pledged_vacate_time = 600.0 if vacate is None else vacate
-    slot.starter_active = True
-    transitions.change(startd, slot, E.ACTIVATE, now)
-    startd.emit(StartJob(slot.name, claim.id, msg.job))
-    startd.emit(ActivateReply(msg.claim_id, True))
-
-
 def on_deactivate(startd: Startd, msg: DeactivateClaim, now: float) -> None:
     slot = startd.find_claim(msg.claim_id)
     if slot is None:
+        return
+    if activation.waiting(slot):  # nothing runs yet: the activation just ends
+        startd.emit(DeactivateReply(msg.claim_id, not retirement.claim_closing(startd, slot, now)))
+        activation.drop_start(startd, slot, now)
         return
     if slot.starter_active:
         job = slot.claim.job
@@ -257,32 +235,9 @@ def _starter_slot(startd: Startd, name: str, claim_id: str, *, exited: bool) -> 
 
 
 def on_starter_exited(startd: Startd, msg: StarterExited, now: float) -> None:
-    found = _starter_slot(startd, msg.slot, msg.claim_id, exited=True)
-    if found is None:
-        return
-    slot = found
-    slot.starter_active = False
-    slot.vacate_deadline = slot.killing_deadline = None
-    claim = slot.claim
-    if slot.state is S.PREEMPTING:
-        claim.job = None
-        transitions.leave_preempting(startd, slot, now)
-        return
-    if slot.state is not S.CLAIMED or slot.activity is A.IDLE:
-        return
-    if slot.activity is A.CLEANING and (slot.preempt_pending or slot.preempting is not None):
-        slot.preempt_pending = False
-        transitions.change(startd, slot, E.PREEMPT_VACATE, now)
-        return
-    if slot.activity is A.RETIRING:
-        claim.job = None
-    transitions.change(startd, slot, E.STARTER_EXITED, now)
-    if slot.state is S.CLAIMED:
-        claim.job = None
-        claim.job_start = None
-        dynamic.clear_job_attrs(slot)
-        if slot.activity is A.IDLE:
-            startd.eval_slot(slot, now)
+    slot = _starter_slot(startd, msg.slot, msg.claim_id, exited=True)
+    if slot is not None:
+        activation.starter_gone(startd, slot, now)
 
 
 def on_final_update(startd: Startd, msg: FinalJobUpdate, now: float) -> None:
@@ -335,15 +290,16 @@ def on_continue(startd: Startd, msg: ContinueClaim, now: float) -> None:
 
 
 def on_shutdown(startd: Startd, msg: Shutdown, now: float) -> None:
-    startd.shutdown = msg.how
+    how = How(msg.how)
+    startd.shutdown = how
     for slot in list(startd.slots):
         if not startd.is_live(slot):
             continue
         startd.mark_changed(slot)
-        if msg.how == "fast":
+        if how is How.FAST:
             retirement.kill_claim(startd, slot, now, "startd fast shutdown")
         else:
-            retirement.retire_claim(startd, slot, now, reversible=False, peaceful=msg.how == "peaceful",
+            retirement.retire_claim(startd, slot, now, reversible=False, peaceful=how is How.PEACEFUL,
                                     reason="startd shutdown")
 
 
@@ -360,7 +316,7 @@ HANDLERS: dict[type, Callable[[Startd, Any, float], None]] = {
     SensorReadings: on_sensors,
     MatchNotification: on_match,
     RequestClaim: on_request_claim,
-    ActivateClaim: on_activate,
+    ActivateClaim: activation.activate,
     DeactivateClaim: on_deactivate,
     ReleaseClaim: on_release,
     Alive: on_alive,

@@ -20,6 +20,7 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 from htcpool.classad import ClassAd, ExprTree
 from htcpool.classad.values import ERROR, UNDEFINED
@@ -32,11 +33,20 @@ _ALIASES = (("cpus", ("cpus",)), ("memory", ("ram", "memory")), ("swap", ("swap"
 _UNITS = {"k": 1, "m": 1024, "g": 1024**2, "t": 1024**3, "p": 1024**4}
 
 
+class ShareKind(StrEnum):
+    """How a slot type's share of one resource is written (``SLOT_TYPE_<N>``)."""
+
+    AUTO = "auto"  # an equal part of what the other slot types leave
+    MIN = "min"  # the least that makes a slot (as for an unnamed resource)
+    FRACTION = "fraction"  # a percentage or a fraction of the machine
+    ABSOLUTE = "absolute"  # an amount (with a unit for memory and disk)
+
+
 @dataclass(frozen=True, slots=True)
 class Share:
     """How much of one resource a slot asks for."""
 
-    kind: str  # "auto", "min", "fraction" or "absolute"
+    kind: ShareKind
     value: float = 0.0
     constraint: str | None = None
 
@@ -107,15 +117,15 @@ def _resource_key(name: str, custom: list[str]) -> str | None:
 def _parse_value(text: str, where: str) -> Share:
     t = text.strip().lower()
     if t in ("auto", "automatic"):
-        return Share("auto")
+        return Share(ShareKind.AUTO)
     if t in ("min", "minimal"):
-        return Share("min")
+        return Share(ShareKind.MIN)
     if t.endswith("%"):
         try:
             pct = float(t[:-1])
         except ValueError:
             raise LayoutError(f"{where}: bad percentage {text!r}") from None
-        return Share("fraction", pct / 100.0)
+        return Share(ShareKind.FRACTION, pct / 100.0)
     if "/" in t:
         a, _, b = t.partition("/")
         try:
@@ -124,11 +134,11 @@ def _parse_value(text: str, where: str) -> Share:
             raise LayoutError(f"{where}: bad fraction {text!r}") from None
         if den <= 0:
             raise LayoutError(f"{where}: fraction {text!r} has a denominator <= 0")
-        return Share("fraction", num / den)
+        return Share(ShareKind.FRACTION, num / den)
     m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([kmgtp]?)b?", t)
     if not m:
         raise LayoutError(f"{where}: cannot read {text!r} as an amount, fraction, percentage or auto")
-    return Share("absolute", float(m.group(1)), m.group(2) or None)
+    return Share(ShareKind.ABSOLUTE, float(m.group(1)), m.group(2) or None)
 
 
 def _scaled(share: Share, key: str) -> float:
@@ -154,14 +164,14 @@ def _split_items(text: str) -> list[str]:
 def parse_slot_type(text: str, custom: list[str], where: str = "SLOT_TYPE") -> tuple[dict[str, Share], Share]:
     """Parse a ``SLOT_TYPE_<N>`` value: per-resource shares and the default share."""
     shares: dict[str, Share] = {}
-    default = Share("auto")
+    default = Share(ShareKind.AUTO)
     for item in _split_items(text):
         if "=" not in item:
             d = _parse_value(item, where)
-            if d.kind == "absolute":
+            if d.kind is ShareKind.ABSOLUTE:
                 raise LayoutError(f"{where}: a bare value must be a fraction, percentage, auto or min, "
                                   f"not the absolute amount {item!r}")
-            if d.kind == "fraction" and d.value > 1.0:
+            if d.kind is ShareKind.FRACTION and d.value > 1.0:
                 raise LayoutError(f"{where}: {item!r} is more than 100%")
             default = d
             continue
@@ -173,11 +183,11 @@ def parse_slot_type(text: str, custom: list[str], where: str = "SLOT_TYPE") -> t
         share = _parse_value(rest, where)
         key = _resource_key(name, custom)
         if key is None:
-            if share.kind == "absolute" and share.value > 0:
+            if share.kind is ShareKind.ABSOLUTE and share.value > 0:
                 raise LayoutError(f"{where}: unknown resource {name.strip()!r}")
             continue
-        if share.kind == "absolute":
-            share = Share("absolute", _scaled(share, key), constraint)
+        if share.kind is ShareKind.ABSOLUTE:
+            share = Share(ShareKind.ABSOLUTE, _scaled(share, key), constraint)
         elif constraint is not None:
             share = Share(share.kind, share.value, constraint)
         shares[key] = share
@@ -238,18 +248,18 @@ def build_layout(settings: StartdSettings, disk: int, inventory: Inventory) -> l
     for stype, count in _types(settings):
         where = f"SLOT_TYPE_{stype.number}"
         shares, default = parse_slot_type(stype.text, custom, where)
-        if default.kind == "min":
+        if default.kind is ShareKind.MIN:
             fractional_cpus = True
         for _ in range(count):
             amounts: dict[str, float | None] = {}
             for key in totals:
                 share = shares.get(key, default)
-                if share.kind == "auto":
+                if share.kind is ShareKind.AUTO:
                     amounts[key] = None
                     continue
-                if share.kind == "min":
+                if share.kind is ShareKind.MIN:
                     amount = 0.0
-                elif share.kind == "fraction":
+                elif share.kind is ShareKind.FRACTION:
                     amount = float(math.trunc(share.value * totals[key]))
                 else:
                     amount = share.value

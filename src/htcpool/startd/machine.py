@@ -5,13 +5,15 @@ Entry points all take ``now`` and return a list of actions:
 * ``handle(message, now)`` - a message from the negotiator, schedd, starter,
   administrator or sensors; dispatched through ``handlers.HANDLERS``;
 * ``handle_timer(now)`` - fire due timers (match timeouts, claim leases, vacate
-  deadlines, KILLING_TIMEOUT) and run the periodic policy evaluation when it is due;
+  deadlines, KILLING_TIMEOUT, held starts of deferred jobs) and run the periodic
+  policy evaluation when it is due;
 * ``evaluate(now)`` - recompute load/idle/clock and evaluate every slot's policy now.
 
 ``next_deadline()`` says when ``handle_timer`` next has work. The work is spread over
 modules of one concept each: ``evaluation`` decides which event a slot's policy asks
 for, ``transitions`` applies it through the table with enter/leave actions,
-``retirement`` ends claims and does the retirement/vacate arithmetic, ``drain`` runs
+``retirement`` ends claims and does the retirement/vacate arithmetic, ``activation``
+starts jobs (at once or at their deferral time) and ends activations, ``drain`` runs
 drains, ``carving`` partitionable slots, ``dynamic`` the moving slot attributes.
 This class holds the machine's state and the services those modules share (the
 action list, the live-slot index, evaluators, claim ids).
@@ -32,9 +34,11 @@ from typing import Any
 
 from htcpool.classad import ClassAd, EvalContext, fixed_clock
 from htcpool.classad.nodes import Node
+from htcpool.protocol.admin import How
 from htcpool.protocol.startd import (
     Action,
     DaemonAction,
+    DaemonActionKind,
     HardKill,
     KillStarterFamily,
     Message,
@@ -43,22 +47,21 @@ from htcpool.protocol.startd import (
     SendAd,
     SensorReadings,
 )
-from htcpool.startd import carving, dynamic, transitions
-from htcpool.startd.ads import publish_static, within_resource_limits
+from htcpool.startd import activation, carving, dynamic, transitions
+from htcpool.startd.ads import machine_totals, publish_static, within_resource_limits
 from htcpool.startd.claim import Claim
 from htcpool.startd.drain import DrainState, DrainTotals, check_drain, drain_completion
 from htcpool.startd.errors import StartdUsageError
 from htcpool.startd.evaluation import suggest
 from htcpool.startd.handlers import HANDLERS
-from htcpool.startd.layout import Inventory, build_layout
+from htcpool.startd.layout import Inventory, SlotSpec, build_layout
 from htcpool.startd.policy import CompiledPolicy, Evaluator, compile_policy, parse
 from htcpool.startd.retirement import kill_claim, retirement_left
 from htcpool.startd.settings import StartdSettings
 from htcpool.startd.slot import PARTITIONABLE, STATIC, DyingStarter, Slot
-from htcpool.startd.states import Activity, Event, State
+from htcpool.startd.states import CLAIMED_LIKE, CLAIMED_OR_MATCHED, Activity, Event, State
 
 A, S, E = Activity, State, Event
-CLAIMED_LIKE = (S.CLAIMED, S.PREEMPTING)
 
 
 class Startd:
@@ -79,7 +82,9 @@ class Startd:
         self.kflops = 0
         self.draining: DrainState | None = None
         self.drain_totals = DrainTotals()
-        self.shutdown: str | None = None
+        #: how the startd is shutting down (None: it is not); ``shutdown_done`` once no claim is left
+        self.shutdown: How | None = None
+        self.shutdown_done = False
         self.history: list[tuple[str, int, str, str]] = []
         self.slots: list[Slot] = []
         self._live: set[Slot] = set()
@@ -99,6 +104,17 @@ class Startd:
         #: the machine's one backfill client: the slot name it runs under, and whether it runs
         self.backfill_client: str | None = None
         self.backfill_running = False
+        self._compile_policies()
+        specs = build_layout(settings, self.disk_total, self.inventory)
+        self.totals = machine_totals(settings, self.inventory, self.disk_total, len(specs))
+        for spec in specs:
+            self._create_slot(spec, now)
+        #: what the first evaluation asked for (ads, a backfill client …): the driver carries it out
+        self.initial_actions: list[Action] = self.evaluate(now)
+
+    def _compile_policies(self) -> None:
+        """Parse WithinResourceLimits, every slot type's policy and MODIFY_REQUEST_EXPR_* once."""
+        settings = self.settings
         custom = self.inventory.names()
         self._wrl = parse(settings.within_resource_limits
                           or within_resource_limits(custom, False, settings.catalog_space))
@@ -109,37 +125,25 @@ class Startd:
         self._policies[0] = compile_policy(settings.policy)
         self.modify_request: dict[str, Node] = {
             attr: parse(text) for attr, text in settings.modify_request_exprs.items()}
-        specs = build_layout(settings, self.disk_total, self.inventory)
-        self.totals: dict[str, object] = {
-            "TotalCpus": settings.num_cpus, "TotalMemory": settings.memory, "TotalDisk": self.disk_total,
-            "TotalVirtualMemory": settings.swap, "DetectedCpus": settings.detected_cpus,
-            "DetectedMemory": settings.detected_memory, "DetectedDisk": self.disk_total,
-            "TotalSlots": len(specs),
-            "MachineResources": " ".join(["Cpus", "Memory", "Disk", "Swap", *custom]),
-        }
-        for name in custom:
-            self.totals[f"Total{name}"] = self.inventory.total(name)
-            self.totals[f"Detected{name}"] = self.inventory.total(name)
-            if name in self.inventory.ids:
-                self.totals[f"Detected{name}"] = ", ".join(self.inventory.ids[name])
-        for spec in specs:
-            kind = PARTITIONABLE if spec.partitionable else STATIC
-            type_settings = settings.slot_types.get(spec.slot_type)
-            prefix = (type_settings.name_prefix if type_settings and type_settings.name_prefix
-                      else settings.resource_prefix)
-            id_str = f"{prefix}{spec.slot_id}"
-            slot = Slot(spec.slot_id, spec.slot_type, kind, id_str, f"{id_str}@{settings.hostname}",
-                        spec.resources.copy(), spec.resources.copy(), self._policies[spec.slot_type],
-                        Claim(self.new_claim_id(id_str)), entered_state=now, entered_activity=now,
-                        accounted_at=now)
-            slot.consumption_policy = spec.partitionable and (
-                type_settings.consumption_policy if type_settings else settings.consumption_policy)
-            self.publish_static(slot)
-            self.add_slot(slot)
-            for attr, problem in slot.policy.problems:
-                self.report(slot, attr, problem)
-        #: what the first evaluation asked for (ads, a backfill client …): the driver carries it out
-        self.initial_actions: list[Action] = self.evaluate(now)
+
+    def _create_slot(self, spec: SlotSpec, now: float) -> None:
+        """Make the static or partitionable slot ``spec`` describes, publish and index it."""
+        settings = self.settings
+        kind = PARTITIONABLE if spec.partitionable else STATIC
+        type_settings = settings.slot_types.get(spec.slot_type)
+        prefix = (type_settings.name_prefix if type_settings and type_settings.name_prefix
+                  else settings.resource_prefix)
+        id_str = f"{prefix}{spec.slot_id}"
+        slot = Slot(spec.slot_id, spec.slot_type, kind, id_str, f"{id_str}@{settings.hostname}",
+                    spec.resources.copy(), spec.resources.copy(), self._policies[spec.slot_type],
+                    Claim(self.new_claim_id(id_str)), entered_state=now, entered_activity=now,
+                    accounted_at=now)
+        slot.consumption_policy = spec.partitionable and (
+            type_settings.consumption_policy if type_settings else settings.consumption_policy)
+        self.publish_static(slot)
+        self.add_slot(slot)
+        for attr, problem in slot.policy.problems:
+            self.report(slot, attr, problem)
 
     # ------------------------------------------------------------------ public API
     def handle(self, message: Message, now: float) -> list[Action]:
@@ -158,6 +162,8 @@ class Startd:
             if not self.is_live(slot):
                 continue
             claim = slot.claim
+            if claim.start_at is not None:
+                activation.start_due(self, slot, now)
             if claim.match_deadline is not None and now >= claim.match_deadline:
                 claim.match_deadline = None
                 if slot.state is S.MATCHED:
@@ -190,7 +196,7 @@ class Startd:
         times = [self._next_poll]
         for slot in self.slots:
             for t in (slot.claim.match_deadline, slot.claim.lease_expires, slot.vacate_deadline,
-                      slot.killing_deadline):
+                      slot.killing_deadline, activation.next_start(slot)):
                 if t is not None:
                     times.append(t)
         times += [g.killing_deadline for g in self.dying.values() if g.killing_deadline is not None]
@@ -280,6 +286,9 @@ class Startd:
     def bury(self, slot: Slot, now: float) -> None:
         """``slot`` is being removed while its starter runs: hard-kill it if that has not
         happened yet and keep its KILLING_TIMEOUT until the starter is reported gone."""
+        if activation.waiting(slot):  # its job never started: there is no starter to wait for
+            activation.forget_start(self, slot)
+            return
         deadline = slot.killing_deadline
         if deadline is None:
             self.emit(HardKill(slot.name, slot.claim.id))
@@ -351,10 +360,10 @@ class Startd:
         return out
 
     def _shutdown_check(self) -> None:
-        if self.shutdown is not None and self.shutdown != "done" and \
-                not any(s.state in (S.CLAIMED, S.PREEMPTING, S.MATCHED) for s in self.slots):
-            self.shutdown = "done"
-            self.emit(DaemonAction("exit"))
+        if self.shutdown is not None and not self.shutdown_done and \
+                not any(s.state in CLAIMED_OR_MATCHED for s in self.slots):
+            self.shutdown_done = True
+            self.emit(DaemonAction(DaemonActionKind.EXIT))
 
     # ------------------------------------------------------------------ policy evaluation
     def poll(self, now: float) -> None:

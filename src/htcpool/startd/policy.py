@@ -9,7 +9,8 @@ Rules:
   in Owner and accepts no work); a bad ``IsOwner`` is ``true`` as well; every other knob takes the startd's fallback
   (``settings.POLICY_FALLBACKS``), e.g. ``PREEMPT`` false, ``CONTINUE`` true.
 * ``truth()`` reads a value as HTCondor's ``EvalBool`` does: booleans and numbers
-  count, UNDEFINED and ERROR are "not true". An ERROR is reported (once until the
+  count, UNDEFINED and ERROR are "not true"; ``eval_float()`` reads a number as its
+  ``EvalFloat`` does (booleans count as 1 and 0). An ERROR is reported (once until the
   knob evaluates cleanly again) through ``PolicyProblem`` actions.
 * ``KILL``, ``PREEMPT``, ``SUSPEND``, ``CONTINUE``, ``WANT_SUSPEND`` and
   ``WANT_VACATE`` first try their ``_VANILLA`` variant for vanilla-universe jobs
@@ -22,7 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from htcpool.classad import ClassAd, ClassAdError, EvalContext, ExprTree
+from htcpool.classad import ClassAd, ClassAdError, EvalContext, ExprTree, as_number
 from htcpool.classad.nodes import Node
 from htcpool.classad.values import ERROR, UNDEFINED
 from htcpool.startd.settings import POLICY_FALLBACKS
@@ -81,13 +82,14 @@ def truth(value: Any) -> bool | None:
     return None
 
 
-def number(value: Any) -> float | None:
-    t = type(value)
-    if t is int or t is float:
-        return float(value)
-    if t is bool:
+def eval_float(value: Any) -> float | None:
+    """A policy value as a number, as HTCondor's ``EvalFloat`` reads it: an integer or a real
+    (``classad.as_number``), or a boolean as 1 or 0 (``RANK = Owner == "bob"`` ranks 1 or 0);
+    None for anything else."""
+    if type(value) is bool:
         return 1.0 if value else 0.0
-    return None
+    n = as_number(value)
+    return None if n is None else float(n)
 
 
 class Evaluator:
@@ -129,4 +131,4 @@ class Evaluator:
         return truth(self.value(attr)) is False
 
     def number(self, attr: str) -> float | None:
-        return number(self.value(attr))
+        return eval_float(self.value(attr))

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from htcpool.protocol.admin import How
 from htcpool.protocol.startd import HardKill, SoftKill
 from htcpool.startd import backfill, transitions
 from htcpool.startd.claim import (
@@ -127,7 +128,7 @@ def mjrt(startd: Startd, slot: Slot, now: float) -> float:
     """The retirement time granted to the slot's job, after shutdown and drain adjustments."""
     claim = slot.claim
     value = max_job_retirement_time(slot.ad, claim.job, startd.ctx)
-    if claim.peaceful or startd.shutdown == "peaceful":
+    if claim.peaceful or startd.shutdown is How.PEACEFUL:
         return value if value == -1 else INFINITE
     d = startd.draining
     if d is not None:

@@ -8,6 +8,10 @@ source has one, or the fallback the startd itself uses (``POLICY_FALLBACKS``).
 
 Policy knobs are kept as expression *text*; ``policy`` parses them once per slot
 type. ``SLOT_TYPE_<N>_<KNOB>`` overrides a policy knob for slots of type N.
+
+The adapter reads in parts, one function each: the machine's custom resources, the
+policy knobs, the slot types, and the attributes copied into slot ads
+(``STARTD_ATTRS``, ``SLOT<N>_STARTD_ATTRS``, latches); the rest are single knobs.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from typing import Protocol
 
 from htcpool.classad import ClassAdError, ExprTree
 from htcpool.config import param_info
+from htcpool.startd.errors import LayoutError
 
 #: Policy knobs copied into every slot ad, with the startd's fallback when unset
 #: (``None``: the attribute is left out). Order is the order of insertion.
@@ -183,6 +188,121 @@ def _resource_names(config: ConfigSource, names: Iterable[str] | None) -> list[s
     return found
 
 
+class _Reader:
+    """Typed reads of the startd's knobs (subsystem ``STARTD``), with the value used when unset."""
+
+    SUBSYSTEM = "STARTD"
+
+    def __init__(self, config: ConfigSource) -> None:
+        self.config = config
+
+    def integer(self, name: str, default: int) -> int:
+        v = self.config.get_int(name, subsystem=self.SUBSYSTEM)
+        return default if v is None else v
+
+    def real(self, name: str, default: float) -> float:
+        v = self.config.get_float(name, subsystem=self.SUBSYSTEM)
+        return default if v is None else v
+
+    def flag(self, name: str, default: bool) -> bool:
+        v = self.config.get_bool(name, subsystem=self.SUBSYSTEM)
+        return default if v is None else v
+
+    def text(self, name: str) -> str | None:
+        return self.config.get_str(name, subsystem=self.SUBSYSTEM)
+
+    def expr(self, name: str) -> str | None:
+        return self.config.get_expr(name, subsystem=self.SUBSYSTEM)
+
+    def words(self, name: str, default: str | None = None) -> tuple[str, ...]:
+        """The knob's comma- or space-separated words (``default``'s when it is unset or empty)."""
+        return _words(self.text(name) or default)
+
+
+def _machine_resources(read: _Reader, names: Iterable[str] | None) -> dict[str, tuple[str, ...] | int]:
+    """``MACHINE_RESOURCE_<tag>``: a count, or the instance ids less ``OFFLINE_MACHINE_RESOURCE_<tag>``."""
+    resources: dict[str, tuple[str, ...] | int] = {}
+    for tag in _resource_names(read.config, names):
+        if tag.lower() in _RESERVED_RESOURCE_NAMES:
+            continue
+        text = read.text(f"MACHINE_RESOURCE_{tag}")
+        if text is None:
+            continue
+        words = _words(text)
+        offline = set(_words(read.text(f"OFFLINE_MACHINE_RESOURCE_{tag}")))
+        if len(words) == 1 and words[0].isdigit():
+            resources[tag] = int(words[0])
+        else:
+            resources[tag] = tuple(w for w in words if w not in offline)
+    return resources
+
+
+def _policy(read: _Reader) -> dict[str, str | None]:
+    """Every policy knob's text, or the startd's fallback (``POLICY_FALLBACKS``)."""
+    policy: dict[str, str | None] = {}
+    for attr, fallback in POLICY_FALLBACKS.items():
+        value = None
+        for knob in _KNOB_NAMES.get(attr, (attr,)):
+            value = read.expr(knob)
+            if value is not None:
+                break
+        policy[attr] = value if value is not None else fallback
+    return policy
+
+
+def _slot_types(read: _Reader, max_types: int, consumption_names: list[str]) -> dict[int, SlotTypeSettings]:
+    """``SLOT_TYPE_<N>`` and its per-type knobs for N in 1 .. MAX_SLOT_TYPES - 1."""
+    slot_types: dict[int, SlotTypeSettings] = {}
+    for n in range(1, max_types):
+        count = read.integer(f"NUM_SLOTS_TYPE_{n}", 0)
+        text = read.text(f"SLOT_TYPE_{n}")
+        if not count and text is None:
+            continue
+        overrides = {attr: v for attr in POLICY_FALLBACKS
+                     for knob in _KNOB_NAMES.get(attr, (attr,))[-1:]
+                     if (v := read.expr(f"SLOT_TYPE_{n}_{knob}")) is not None}
+        cons = {r: v for r in consumption_names
+                if (v := read.expr(f"SLOT_TYPE_{n}_CONSUMPTION_{r}")) is not None}
+        cp = read.config.get_bool(f"SLOT_TYPE_{n}_CONSUMPTION_POLICY", subsystem=read.SUBSYSTEM)
+        slot_types[n] = SlotTypeSettings(
+            number=n, text=text or "", count=count,
+            partitionable=read.flag(f"SLOT_TYPE_{n}_PARTITIONABLE", False),
+            consumption_policy=read.flag("CONSUMPTION_POLICY", False) if cp is None else cp,
+            consumption=cons, policy=overrides,
+            name_prefix=read.text(f"SLOT_TYPE_{n}_NAME_PREFIX"),
+        )
+    for bad in ("SLOT_TYPE_0", "NUM_SLOTS_TYPE_0"):
+        if read.text(bad) is not None:
+            raise LayoutError(f"{bad} must not be set: slot types are numbered from 1")
+    return slot_types
+
+
+@dataclass(frozen=True, slots=True)
+class _AdAttributes:
+    """STARTD_ATTRS, SLOT<N>_STARTD_ATTRS and STARTD_LATCH_EXPRS with their expressions."""
+
+    startd_attrs: tuple[str, ...]
+    latches: tuple[str, ...]
+    slot_lists: dict[int, tuple[str, ...]]
+    values: dict[str, str | None]
+    slot_values: dict[int, dict[str, str | None]]
+
+
+def _ad_attributes(read: _Reader, static_slots: int) -> _AdAttributes:
+    startd_attrs = read.words("STARTD_ATTRS") + read.words("SYSTEM_STARTD_ATTRS")
+    latches = read.words("STARTD_LATCH_EXPRS") + read.words("SYSTEM_STARTD_LATCH_EXPRS", "NumDynamicSlots")
+    slot_lists = {i: w for i in range(1, static_slots + 1) if (w := read.words(f"SLOT{i}_STARTD_ATTRS"))}
+    all_names = set(startd_attrs) | {a for w in slot_lists.values() for a in w} | set(latches)
+    values = {a: read.expr(a) for a in all_names}
+    slot_values: dict[int, dict[str, str | None]] = {}
+    for i in range(1, static_slots + 1):
+        for a in all_names:
+            v = read.expr(f"SLOT{i}_{a}")
+            if v is not None:
+                slot_values.setdefault(i, {})[a] = v
+    return _AdAttributes(startd_attrs, latches, slot_lists, values, slot_values)
+
+
 def settings_from_config(config: ConfigSource, *, names: Iterable[str] | None = None) -> StartdSettings:
     """Fill ``StartdSettings`` from a configuration (subsystem ``STARTD``).
 
@@ -190,141 +310,60 @@ def settings_from_config(config: ConfigSource, *, names: Iterable[str] | None = 
     when ``MACHINE_RESOURCE_NAMES`` is not set); by default it is taken from
     ``config.definitions()`` when the source has that method.
     """
-    sub = "STARTD"
-
-    def gi(name: str, default: int) -> int:
-        v = config.get_int(name, subsystem=sub)
-        return default if v is None else v
-
-    def gf(name: str, default: float) -> float:
-        v = config.get_float(name, subsystem=sub)
-        return default if v is None else v
-
-    def gb(name: str, default: bool) -> bool:
-        v = config.get_bool(name, subsystem=sub)
-        return default if v is None else v
-
-    detected_cpus = gi("DETECTED_CORES", gi("DETECTED_CPUS", 1))
-    num_cpus = gi("NUM_CPUS", detected_cpus)
-    detected_memory = gi("DETECTED_MEMORY", 1024)
-    memory = gi("MEMORY", detected_memory) or detected_memory
-    memory = max(0, memory - gi("RESERVED_MEMORY", 0))
-    disk = config.get_int("DISK", subsystem=sub)
-
-    resources: dict[str, tuple[str, ...] | int] = {}
-    for tag in _resource_names(config, names):
-        if tag.lower() in _RESERVED_RESOURCE_NAMES:
-            continue
-        text = config.get_str(f"MACHINE_RESOURCE_{tag}", subsystem=sub)
-        if text is None:
-            continue
-        words = _words(text)
-        offline = set(_words(config.get_str(f"OFFLINE_MACHINE_RESOURCE_{tag}", subsystem=sub)))
-        if len(words) == 1 and words[0].isdigit():
-            resources[tag] = int(words[0])
-        else:
-            resources[tag] = tuple(w for w in words if w not in offline)
-
-    policy: dict[str, str | None] = {}
-    for attr, fallback in POLICY_FALLBACKS.items():
-        value = None
-        for knob in _KNOB_NAMES.get(attr, (attr,)):
-            value = config.get_expr(knob, subsystem=sub)
-            if value is not None:
-                break
-        policy[attr] = value if value is not None else fallback
-
-    max_types = gi("MAX_SLOT_TYPES", 10)
+    read = _Reader(config)
+    detected_cpus = read.integer("DETECTED_CORES", read.integer("DETECTED_CPUS", 1))
+    num_cpus = read.integer("NUM_CPUS", detected_cpus)
+    detected_memory = read.integer("DETECTED_MEMORY", 1024)
+    memory = read.integer("MEMORY", detected_memory) or detected_memory
+    memory = max(0, memory - read.integer("RESERVED_MEMORY", 0))
+    resources = _machine_resources(read, names)
+    max_types = read.integer("MAX_SLOT_TYPES", 10)
     consumption_names = ["CPUS", "MEMORY", "DISK", *resources]
-    slot_types: dict[int, SlotTypeSettings] = {}
-    for n in range(1, max_types):
-        count = gi(f"NUM_SLOTS_TYPE_{n}", 0)
-        text = config.get_str(f"SLOT_TYPE_{n}", subsystem=sub)
-        if not count and text is None:
-            continue
-        overrides = {attr: v for attr in POLICY_FALLBACKS
-                     for knob in _KNOB_NAMES.get(attr, (attr,))[-1:]
-                     if (v := config.get_expr(f"SLOT_TYPE_{n}_{knob}", subsystem=sub)) is not None}
-        cons = {r: v for r in consumption_names
-                if (v := config.get_expr(f"SLOT_TYPE_{n}_CONSUMPTION_{r}", subsystem=sub)) is not None}
-        cp = config.get_bool(f"SLOT_TYPE_{n}_CONSUMPTION_POLICY", subsystem=sub)
-        slot_types[n] = SlotTypeSettings(
-            number=n, text=text or "", count=count,
-            partitionable=gb(f"SLOT_TYPE_{n}_PARTITIONABLE", False),
-            consumption_policy=gb("CONSUMPTION_POLICY", False) if cp is None else cp,
-            consumption=cons, policy=overrides,
-            name_prefix=config.get_str(f"SLOT_TYPE_{n}_NAME_PREFIX", subsystem=sub),
-        )
-    for bad in ("SLOT_TYPE_0", "NUM_SLOTS_TYPE_0"):
-        if config.get_str(bad, subsystem=sub) is not None:
-            from htcpool.startd.errors import LayoutError
-
-            raise LayoutError(f"{bad} must not be set: slot types are numbered from 1")
-
-    total_static = sum(t.count for t in slot_types.values()) or max(num_cpus, 1)
-    startd_attrs = _words(config.get_str("STARTD_ATTRS", subsystem=sub)) + \
-        _words(config.get_str("SYSTEM_STARTD_ATTRS", subsystem=sub))
-    latches = _words(config.get_str("STARTD_LATCH_EXPRS", subsystem=sub)) + \
-        _words(config.get_str("SYSTEM_STARTD_LATCH_EXPRS", subsystem=sub) or "NumDynamicSlots")
-    slot_lists = {i: w for i in range(1, total_static + 1)
-                  if (w := _words(config.get_str(f"SLOT{i}_STARTD_ATTRS", subsystem=sub)))}
-    all_names = set(startd_attrs) | {a for w in slot_lists.values() for a in w} | set(latches)
-    attr_values = {a: config.get_expr(a, subsystem=sub) for a in all_names}
-    slot_values: dict[int, dict[str, str | None]] = {}
-    for i in range(1, total_static + 1):
-        for a in all_names:
-            v = config.get_expr(f"SLOT{i}_{a}", subsystem=sub)
-            if v is not None:
-                slot_values.setdefault(i, {})[a] = v
-
-    modify = {}
-    for r in ["RequestCpus", "RequestMemory", "RequestDisk", *(f"Request{t}" for t in resources)]:
-        v = config.get_expr(f"MODIFY_REQUEST_EXPR_{r.upper()}", subsystem=sub)
-        if v is not None:
-            modify[r] = v
-    consumption = {r: v for r in consumption_names
-                   if (v := config.get_expr(f"CONSUMPTION_{r}", subsystem=sub)) is not None}
+    slot_types = _slot_types(read, max_types, consumption_names)
+    attrs = _ad_attributes(read, sum(t.count for t in slot_types.values()) or max(num_cpus, 1))
+    modify = {r: v for r in ["RequestCpus", "RequestMemory", "RequestDisk", *(f"Request{t}" for t in resources)]
+              if (v := read.expr(f"MODIFY_REQUEST_EXPR_{r.upper()}")) is not None}
+    consumption = {r: v for r in consumption_names if (v := read.expr(f"CONSUMPTION_{r}")) is not None}
 
     return StartdSettings(
-        hostname=config.get_str("STARTD_NAME", subsystem=sub) or config.get_str("FULL_HOSTNAME") or "localhost",
+        hostname=read.text("STARTD_NAME") or config.get_str("FULL_HOSTNAME") or "localhost",
         num_cpus=num_cpus,
         detected_cpus=detected_cpus,
         memory=memory,
         detected_memory=detected_memory,
-        disk=disk,
-        reserved_disk=gi("RESERVED_DISK", 0),
-        swap=gi("SWAP", 0) if config.get_str("SWAP", subsystem=sub) else 0,
+        disk=config.get_int("DISK", subsystem=read.SUBSYSTEM),
+        reserved_disk=read.integer("RESERVED_DISK", 0),
+        swap=read.integer("SWAP", 0) if read.text("SWAP") else 0,
         machine_resources=resources,
         slot_types=slot_types,
-        num_slots=config.get_int("NUM_SLOTS", subsystem=sub),
-        slot_type_0_partitionable=gb("SLOT_TYPE_0_PARTITIONABLE", True),
-        resource_prefix=config.get_str("STARTD_RESOURCE_PREFIX", subsystem=sub) or "slot",
-        policy=policy,
-        polling_interval=gf("POLLING_INTERVAL", 5.0),
-        update_interval=gf("UPDATE_INTERVAL", 300.0),
-        match_timeout=gf("MATCH_TIMEOUT", 120.0),
-        killing_timeout=gf("KILLING_TIMEOUT", 30.0),
-        max_claim_alives_missed=gi("MAX_CLAIM_ALIVES_MISSED", 6),
-        max_draining_activation_delay=gf("MAX_DRAINING_ACTIVATION_DELAY", 20.0),
-        startd_attrs=startd_attrs,
-        slot_startd_attrs=slot_lists,
-        attr_values=attr_values,
-        slot_attr_values=slot_values,
-        startd_slot_attrs=_words(config.get_str("STARTD_SLOT_ATTRS", subsystem=sub))
-        + _words(config.get_str("STARTD_SLOT_EXPRS", subsystem=sub)),
-        latch_exprs=latches,
-        slots_connected_to_keyboard=gi("SLOTS_CONNECTED_TO_KEYBOARD", 0),
-        slots_connected_to_console=gi("SLOTS_CONNECTED_TO_CONSOLE", 0),
-        disconnected_keyboard_idle_boost=gf("DISCONNECTED_KEYBOARD_IDLE_BOOST", 1200.0),
+        num_slots=config.get_int("NUM_SLOTS", subsystem=read.SUBSYSTEM),
+        slot_type_0_partitionable=read.flag("SLOT_TYPE_0_PARTITIONABLE", True),
+        resource_prefix=read.text("STARTD_RESOURCE_PREFIX") or "slot",
+        policy=_policy(read),
+        polling_interval=read.real("POLLING_INTERVAL", 5.0),
+        update_interval=read.real("UPDATE_INTERVAL", 300.0),
+        match_timeout=read.real("MATCH_TIMEOUT", 120.0),
+        killing_timeout=read.real("KILLING_TIMEOUT", 30.0),
+        max_claim_alives_missed=read.integer("MAX_CLAIM_ALIVES_MISSED", 6),
+        max_draining_activation_delay=read.real("MAX_DRAINING_ACTIVATION_DELAY", 20.0),
+        startd_attrs=attrs.startd_attrs,
+        slot_startd_attrs=attrs.slot_lists,
+        attr_values=attrs.values,
+        slot_attr_values=attrs.slot_values,
+        startd_slot_attrs=read.words("STARTD_SLOT_ATTRS") + read.words("STARTD_SLOT_EXPRS"),
+        latch_exprs=attrs.latches,
+        slots_connected_to_keyboard=read.integer("SLOTS_CONNECTED_TO_KEYBOARD", 0),
+        slots_connected_to_console=read.integer("SLOTS_CONNECTED_TO_CONSOLE", 0),
+        disconnected_keyboard_idle_boost=read.real("DISCONNECTED_KEYBOARD_IDLE_BOOST", 1200.0),
         modify_request_exprs=modify,
-        must_modify_request_exprs=gb("MUST_MODIFY_REQUEST_EXPRS", False),
-        consumption_policy=gb("CONSUMPTION_POLICY", False),
+        must_modify_request_exprs=read.flag("MUST_MODIFY_REQUEST_EXPRS", False),
+        consumption_policy=read.flag("CONSUMPTION_POLICY", False),
         consumption=consumption,
-        enable_backfill=gb("ENABLE_BACKFILL", False),
-        backfill_system=config.get_str("BACKFILL_SYSTEM", subsystem=sub),
-        within_resource_limits=config.get_expr("WithinResourceLimits", subsystem=sub),
-        catalog_space=_parsable(config.get_expr("CATALOG_SPACE", subsystem=sub)),
-        default_draining_start_expr=config.get_expr("DEFAULT_DRAINING_START_EXPR", subsystem=sub),
+        enable_backfill=read.flag("ENABLE_BACKFILL", False),
+        backfill_system=read.text("BACKFILL_SYSTEM"),
+        within_resource_limits=read.expr("WithinResourceLimits"),
+        catalog_space=_parsable(read.expr("CATALOG_SPACE")),
+        default_draining_start_expr=read.expr("DEFAULT_DRAINING_START_EXPR"),
         max_slot_types=max_types,
     )
 

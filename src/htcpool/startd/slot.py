@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 from htcpool.classad import ClassAd
 from htcpool.classad.nodes import Node
@@ -19,7 +20,16 @@ from htcpool.startd.layout import Resources
 from htcpool.startd.policy import CompiledPolicy
 from htcpool.startd.states import Activity, State
 
-STATIC, PARTITIONABLE, DYNAMIC = "Static", "Partitionable", "Dynamic"
+
+class SlotKind(StrEnum):
+    """What a slot is, as its ``SlotType`` attribute says."""
+
+    STATIC = "Static"
+    PARTITIONABLE = "Partitionable"
+    DYNAMIC = "Dynamic"
+
+
+STATIC, PARTITIONABLE, DYNAMIC = SlotKind.STATIC, SlotKind.PARTITIONABLE, SlotKind.DYNAMIC
 
 #: CondorLoadAvg is the mean of this many one-second samples of the job's CPU load.
 LOAD_QUEUE_SIZE = 60
@@ -51,7 +61,7 @@ class Slot:
 
     slot_id: int
     slot_type: int
-    kind: str
+    kind: SlotKind
     id_str: str  # slot1, slot1_2
     name: str  # slot1@host
     resources: Resources
@@ -93,11 +103,11 @@ class Slot:
 
     @property
     def is_partitionable(self) -> bool:
-        return self.kind == PARTITIONABLE
+        return self.kind is PARTITIONABLE
 
     @property
     def is_dynamic(self) -> bool:
-        return self.kind == DYNAMIC
+        return self.kind is DYNAMIC
 
     def has_job(self) -> bool:
         return self.claim.job is not None and self.starter_active

@@ -9,9 +9,11 @@ Rules of this module:
   Drained slot claimed for a job the draining START accepts) carry number 0.
 * ``step()`` is the only way a slot changes state; an event the table does not
   list for the current pair raises ``IllegalTransition`` naming both.
-* Which event to send is decided elsewhere (``policy_order`` for expressions,
+* Which event to send is decided elsewhere (``evaluation`` for expressions,
   ``machine`` for messages and timers); this module knows nothing of ClassAds.
 * ``transition_diagram()`` renders the table (Graphviz dot) for the docs.
+* ``CLAIMED_LIKE`` and ``CLAIMED_OR_MATCHED`` are the one definition of the states in
+  which a claim (or a match) holds a slot.
 """
 
 from __future__ import annotations
@@ -82,6 +84,13 @@ class Event(enum.Enum):
     DRAIN_END = "draining finalized or cancelled"
     DRAIN_START = "draining started"
     DELETE = "dynamic slot released"
+
+
+#: A claim holds the slot: Claimed, and Preempting while the claim ends.
+CLAIMED_LIKE: frozenset[State] = frozenset({State.CLAIMED, State.PREEMPTING})
+#: A claim holds the slot or a match is about to become one: a job may run or arrive, so
+#: the startd does not finish shutting down, nor restart to reconfigure.
+CLAIMED_OR_MATCHED: frozenset[State] = CLAIMED_LIKE | {State.MATCHED}
 
 
 @dataclass(frozen=True, slots=True)

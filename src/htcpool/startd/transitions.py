@@ -17,7 +17,9 @@ Matched arms ``MATCH_TIMEOUT``; Claimed begins the claim (lease, a pre-made
 preempting claim id), Suspended suspends the job, Retiring without a starter goes
 straight on to Preempting; Preempting holds the job (PREEMPT fired and ``WANT_HOLD``),
 soft-kills it with the vacate time (Vacating) or hard-kills it and arms
-``KILLING_TIMEOUT`` (Killing), or, with no starter, leaves Preempting at once;
+``KILLING_TIMEOUT`` (Killing), or, with no starter, leaves Preempting at once; a job
+whose start is still held (``activation``) has no starter to signal: suspending and
+resuming it only change the slot, and preempting it drops it;
 Backfill moves toward a pending destination or joins, asks for or leaves the
 machine's one backfill client (``backfill``).
 Nested changes are bounded by ``depth``.
@@ -32,20 +34,20 @@ from htcpool.protocol.startd import (
     ContinueJob,
     HardKill,
     HoldJob,
+    Notice,
     NotifySchedd,
     SoftKill,
     SuspendJob,
 )
-from htcpool.startd import backfill, carving, dynamic, retirement
+from htcpool.startd import activation, backfill, carving, dynamic, retirement
 from htcpool.startd.claim import Claim, max_vacate_time, retirement_remaining
 from htcpool.startd.slot import Slot
-from htcpool.startd.states import Activity, Event, State, step
+from htcpool.startd.states import CLAIMED_LIKE, Activity, Event, State, step
 
 if TYPE_CHECKING:
     from htcpool.startd.machine import Startd
 
 A, S, E = Activity, State, Event
-CLAIMED_LIKE = (S.CLAIMED, S.PREEMPTING)
 
 
 def change(startd: Startd, slot: Slot, event: Event, now: float, depth: int = 0) -> None:
@@ -79,7 +81,7 @@ def _leave(startd: Startd, slot: Slot, state: State, act: Activity, target: tupl
         if claim.suspended_since is not None:
             claim.suspended_total += now - claim.suspended_since
             claim.suspended_since = None
-        if slot.starter_active and target[1] is not A.IDLE:
+        if slot.starter_active and target[1] is not A.IDLE and not activation.waiting(slot):
             startd.emit(ContinueJob(slot.name, claim.id))
     if state is S.CLAIMED and target[0] not in CLAIMED_LIKE:
         claim.lease_expires = None
@@ -113,7 +115,7 @@ def _enter(startd: Startd, slot: Slot, old_state: State, old_act: Activity, now:
             startd.index_claims(slot)
         if act is A.SUSPENDED:
             claim.suspended_since = now
-            if slot.starter_active:
+            if slot.starter_active and not activation.waiting(slot):
                 startd.emit(SuspendJob(slot.name, claim.id))
         if act is A.RETIRING and not slot.starter_active:
             change(startd, slot, E.PREEMPT_VACATE, now, depth + 1)
@@ -134,6 +136,9 @@ def _enter_preempting(startd: Startd, slot: Slot, old_act: Activity, now: float,
     act = slot.activity
     claim = slot.claim
     if act is A.KILLING and old_act is A.VACATING:
+        if activation.waiting(slot):
+            activation.drop_start(startd, slot, now)
+            return True
         if slot.starter_active:
             startd.emit(HardKill(slot.name, claim.id))
             slot.vacate_deadline = None
@@ -144,13 +149,18 @@ def _enter_preempting(startd: Startd, slot: Slot, old_act: Activity, now: float,
         leave_preempting(startd, slot, now, depth)
         return True
     ev = startd.evaluator(slot, claim.job)
-    if claim.preempt_was_true and ev.true("WANT_HOLD"):
+    hold = claim.preempt_was_true and ev.true("WANT_HOLD")
+    if hold:
         reason = ev.value("WANT_HOLD_REASON")
         sub = ev.number("WANT_HOLD_SUBCODE")
         startd.emit(HoldJob(slot.name, claim.id,
                             reason if isinstance(reason, str) else "The startd put this job on hold (WANT_HOLD)",
                             21, int(sub or 0), act is A.KILLING))
-    elif act is A.VACATING:
+    if activation.waiting(slot) and (act is A.KILLING or not hold):
+        # no starter to signal: the held job is dropped and the slot leaves Preempting
+        activation.drop_start(startd, slot, now)
+        return True
+    if act is A.VACATING and not hold:
         remaining = retirement_remaining(claim, retirement.mjrt(startd, slot, now), now)
         vacate = max_vacate_time(claim, claim.pledged_vacate_time, remaining, startd.ctx, slot.ad)
         kill_sig = claim.job.get("KillSig") if claim.job is not None else None
@@ -167,7 +177,7 @@ def leave_preempting(startd: Startd, slot: Slot, now: float, depth: int = 0) -> 
     claim = slot.claim
     slot.vacate_deadline = slot.killing_deadline = None
     if claim.request is not None and not claim.schedd_closed:
-        startd.emit(NotifySchedd(claim.schedd, claim.id, "release", claim.vacate_reason))
+        startd.emit(NotifySchedd(claim.schedd, claim.id, Notice.RELEASE, claim.vacate_reason))
     pre = slot.preempting
     if pre is not None and pre.request is not None:
         ev = startd.evaluator(slot, pre.request)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from htcpool.classad import ExprTree
+from htcpool.classad import EvalContext, ExprTree, fixed_clock
 from htcpool.classad.errors import ClassAdError
 from htcpool.submit.errors import SubmitError
 from htcpool.submit.world import FileSystemView, glob_names
@@ -39,11 +39,12 @@ class QueuePlan:
         return self.count * (1 if self.rows is None else len(self.rows))
 
 
-def _count(text: str) -> int:
+def _count(text: str, now: float | None) -> int:
     if not text:
         return 1
+    context = EvalContext(clock=None if now is None else fixed_clock(now))
     try:
-        value = ExprTree(text).evaluate()
+        value = ExprTree(text).evaluate(context=context)
     except ClassAdError:
         raise QueueError(f"invalid queue count '{text}'") from None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
@@ -67,19 +68,22 @@ def _parenthesised(rest: str) -> str | None:
     return rest[1:-1]
 
 
-def parse_queue(args: str, fs: FileSystemView, cwd: str) -> QueuePlan:
-    """The plan of one queue statement (``args``: the text after the keyword, macros expanded)."""
+def parse_queue(args: str, fs: FileSystemView, cwd: str, *, now: float | None = None) -> QueuePlan:
+    """The plan of one queue statement (``args``: the text after the keyword, macros expanded).
+
+    ``now`` is the time a count expression sees (condor_submit's submit time); without it a
+    count that reads the time is invalid."""
     args = args.strip()
     match = _KEYWORD.search(args)
     if match is None:
-        return QueuePlan(_count(args), (), None)
+        return QueuePlan(_count(args, now), (), None)
     head = args[: match.start(1)].strip().rstrip(",").strip()
     keyword = match.group(1).lower()
     rest = args[match.end(1):].strip()
     words = [w for w in re.split(r"[\s,]+", head) if w]
     count = 1
     if words and not _VAR.match(words[0]):
-        count = _count(words.pop(0))
+        count = _count(words.pop(0), now)
     for w in words:
         if not _VAR.match(w):
             raise QueueError(f"invalid queue variable name '{w}'")

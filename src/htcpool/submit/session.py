@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from htcpool.classad import ClassAd, ExprTree
-from htcpool.classad.errors import ClassAdError
+from htcpool.classad import ClassAd, EvalContext, ExprTree, fixed_clock
+from htcpool.classad.errors import ClassAdError, ClassAdParseError
 from htcpool.config.conditions import ConditionError, IfStack
 from htcpool.submit.errors import SubmitError, SubmitFileError
 from htcpool.submit.hash import SubmitHash
@@ -43,16 +43,21 @@ class SubmitResult:
     warnings: list[str] = field(default_factory=list)
 
 
-def classad_condition(text: str) -> bool:
+def classad_condition(text: str, now: float | None = None) -> bool:
     """A complex ``if`` condition, evaluated as a ClassAd expression with no ad.
 
-    Numbers and booleans decide it; anything else (undefined, error, a string) and
-    text that does not parse raise :class:`ConditionError` saying why.
+    ``now`` is the time ``time()`` answers (the submit time; None: no clock, and a
+    condition that reads the time is an error). Numbers and booleans decide it;
+    anything else (undefined, error, a string) and text that does not parse raise
+    :class:`ConditionError` saying why.
     """
+    context = EvalContext(clock=None if now is None else fixed_clock(now))
     try:
-        result = ExprTree(text).evaluate()
-    except ClassAdError:
+        result = ExprTree(text).evaluate(context=context)
+    except ClassAdParseError:
         raise ConditionError("it is not a valid ClassAd expression") from None
+    except ClassAdError as e:
+        raise ConditionError(f"it cannot be evaluated ({e})") from None
     if isinstance(result, bool | int | float):
         return bool(result)
     raise ConditionError("it does not evaluate to a boolean or a number")
@@ -68,7 +73,7 @@ class _Run:
         self.builder = JobBuilder(self.hash, settings, host, fs, file)
         self.result = SubmitResult(cluster_id)
         # One stack for the whole description: an included file shares its includer's blocks.
-        self.ifs = IfStack(classad_condition)
+        self.ifs = IfStack(lambda text: classad_condition(text, host.now))
         self.extra = extra
 
     def run(self, statements: list[Statement], depth: int = 0) -> None:
@@ -113,7 +118,7 @@ class _Run:
 
     def queue(self, st: Queue) -> None:
         try:
-            plan = parse_queue(self.hash.expand(st.args), self.fs, self.host.cwd)
+            plan = parse_queue(self.hash.expand(st.args), self.fs, self.host.cwd, now=self.host.now)
         except SubmitError as e:
             raise SubmitFileError(str(e), self.file, st.line, st.text) from None
         cluster = self.result.cluster_id

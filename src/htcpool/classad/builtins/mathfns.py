@@ -103,9 +103,11 @@ def _c_div(a: int, b: int) -> int:
 
 
 def _ceil(x: float) -> float:
+    """C's ``ceil``: a result of zero keeps the sign of ``x`` (``ceil(-0.2)`` is ``-0.0``)."""
     if math.isnan(x) or math.isinf(x):
         return x
-    return float(math.ceil(x))
+    up = float(math.ceil(x))
+    return math.copysign(up, x) if up == 0.0 else up
 
 
 @builtin("random", 0, 1)

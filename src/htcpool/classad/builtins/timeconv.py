@@ -176,7 +176,7 @@ def _offset_arg(v: Any) -> int | None:
 def _abs_time(s: EvalState, *args: Node) -> Any:
     zone = s.ctx.local_zone
     if not args:
-        return AbsTime(s.ctx.time_int(), zone)
+        return AbsTime(s.ctx.time_int("absTime()"), zone)
     text = _string_literal(args)
     if text is not None:
         parsed = parse_abstime(text, zone)

@@ -1,7 +1,8 @@
 """Clock and calendar functions: ``time``, ``currentTime``, ``timeZoneOffset``, ``dayTime``,
 ``getYear`` … ``getSeconds``, ``splitTime``, ``formatTime``, ``interval``.
 
-The clock is the context's (``state.ctx.clock``) and "local time" is the
+The clock is the context's (``state.ctx.clock``; without one, reading the time
+fails the evaluation, see ``htcpool.classad.context``) and "local time" is the
 context's ``local_zone``, where HTCondor uses the process's time zone. Broken-down
 times come from ``calendar``; ``formatTime`` formats the fields of ``splitTime``'s
 ad (so it accepts such an ad too), with weekday and year day recomputed from them.
@@ -28,7 +29,7 @@ def _time(s: EvalState) -> Any:
 
 @builtin("currentTime", 0)
 def _current_time(s: EvalState) -> Any:
-    return AbsTime(s.ctx.time_int(), s.ctx.local_zone)
+    return AbsTime(s.ctx.time_int("currentTime()"), s.ctx.local_zone)
 
 
 @builtin("timeZoneOffset", 0)
@@ -38,7 +39,7 @@ def _time_zone_offset(s: EvalState) -> Any:
 
 @builtin("dayTime", 0)
 def _day_time(s: EvalState) -> Any:
-    return RelTime(float((s.ctx.time_int() + s.ctx.local_zone) % 86400))
+    return RelTime(float((s.ctx.time_int("dayTime()") + s.ctx.local_zone) % 86400))
 
 
 def _c_div(a: int, b: int) -> int:
@@ -151,7 +152,7 @@ def _ad_int(s: EvalState, ad: Any, name: str) -> int | None:
 def _format_time(s: EvalState, when: Any = None, fmt: Any = "%c") -> Any:
     zone = s.ctx.local_zone
     if when is None:
-        when = s.ctx.time_int()
+        when = s.ctx.time_int("formatTime()")
     if type(when) is RelTime:
         return ERROR
     if is_classad(when):

@@ -15,7 +15,8 @@ These three forms are shared by condor_q and condor_status.
   evaluated in the ad; the values of one ad go on one line, separated by
   single spaces. Strings print bare, ``undefined`` and ``error`` as those
   words, every other value in its old-ClassAd text (``0.0``, ``true``,
-  ``{ 1,2 }``).
+  ``{ 1,2 }``). The caller says what time it is (``now``), so ``time()``
+  answers the tool's clock and the formatter reads none itself.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from htcpool.classad import ClassAd, ExprTree
+from htcpool.classad import ClassAd, EvalContext, ExprTree, fixed_clock
 from htcpool.classad.errors import ClassAdError
 from htcpool.classad.json_form import print_json
 from htcpool.classad.unparse import unparse_old
@@ -85,9 +86,13 @@ def _parse_attrs(attrs: Sequence[str]) -> list[ExprTree | None]:
     return exprs
 
 
-def format_autoformat(ads: Iterable[ClassAd], attrs: Sequence[str]) -> str:
-    """``-af attrs``: one line per ad, the values of ``attrs`` separated by spaces."""
+def format_autoformat(ads: Iterable[ClassAd], attrs: Sequence[str], *, now: float) -> str:
+    """``-af attrs``: one line per ad, the values of ``attrs`` separated by spaces.
+
+    ``now`` is the time the expressions see (``time()``, ``CurrentTime``): the tool's
+    wall clock, read once for the whole listing."""
     exprs = _parse_attrs(attrs)
+    context = EvalContext(clock=fixed_clock(now))
     lines: list[str] = []
     for ad in ads:
         cells: list[str] = []
@@ -95,7 +100,7 @@ def format_autoformat(ads: Iterable[ClassAd], attrs: Sequence[str]) -> str:
             value: Any = ERROR
             if expr is not None:
                 try:
-                    value = expr.evaluate(ad)
+                    value = expr.evaluate(ad, context=context)
                 except ClassAdError:
                     value = ERROR
             cells.append(autoformat_value(value))

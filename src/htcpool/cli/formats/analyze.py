@@ -18,6 +18,10 @@ The report, in HTCondor 25's order and wording:
    how many are running the user's jobs or other users' jobs, and how many
    would run it now; a warning when no slot matches.
 
+Every evaluation runs at the time the caller passes (``now``: the tool's wall
+clock), so Requirements and START expressions that read ``CurrentTime`` or
+``time()`` see the time of the query.
+
 Job ids print as ``%d.%03d`` in sentences and ``%03d.%03d`` before the summary.
 Like HTCondor, dynamic slots are left out of the counts (their partitionable
 slot stands for them) and, when there is more than one slot, out of the
@@ -33,7 +37,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from htcpool.classad import ClassAd, ExprTree
+from htcpool.classad import ClassAd, EvalContext, ExprTree, fixed_clock
 from htcpool.classad.errors import ClassAdError
 from htcpool.classad.nodes import AttrRef, Literal, Node
 from htcpool.classad.unparse import unparse, unparse_old
@@ -118,14 +122,14 @@ def _job_attribute_lines(job: ClassAd, mine: dict[str, str]) -> list[str]:
     return lines
 
 
-def _slot_attribute_lines(slot: ClassAd, job: ClassAd, theirs: dict[str, str]) -> list[str]:
+def _slot_attribute_lines(slot: ClassAd, job: ClassAd, theirs: dict[str, str], context: EvalContext) -> list[str]:
     lines = []
     for key in sorted(theirs):
         name = theirs[key]
         if name not in slot:
             continue
         try:
-            value = ExprTree(name).evaluate(slot, job)
+            value = ExprTree(name).evaluate(slot, job, context)
         except ClassAdError:
             continue
         numeric = type(value) in (int, float)
@@ -161,17 +165,17 @@ def _job_status_note(job: ClassAd) -> str:
     return ""
 
 
-def summary_lines(job: ClassAd, slots: Sequence[ClassAd]) -> list[str]:
+def summary_lines(job: ClassAd, slots: Sequence[ClassAd], context: EvalContext) -> list[str]:
     """The run-analysis summary and its warning (each line ends in a newline)."""
     counted = [s for s in slots if not _is_dynamic(s)]
     machines = len({machine_of(s) for s in slots})
     rejected_by_job = rejected_by_slot = available = running = running_yours = 0
     user = lookup_str(job, "User")
     for slot in counted:
-        if not slot.matches(job):
+        if not slot.matches(job, context):
             rejected_by_job += 1
             continue
-        if not job.matches(slot):
+        if not job.matches(slot, context):
             rejected_by_slot += 1
             continue
         remote = lookup_str(slot, "RemoteUser")
@@ -216,9 +220,11 @@ def format_better_analyze(
     *,
     schedd_name: str,
     schedd_address: str,
+    now: float,
     width: int = 80,
 ) -> str:
-    """condor_q's ``-better-analyze`` report for one job against ``slots``."""
+    """condor_q's ``-better-analyze`` report for one job against ``slots``, at time ``now``."""
+    context = EvalContext(clock=fixed_clock(now))
     cluster, proc = job_id(job)
     jid = "%d.%03d" % (cluster, proc)
     out = ["\n\n-- Schedd: %s : %s\n" % (schedd_name, _summarize(schedd_address))]
@@ -235,15 +241,15 @@ def format_better_analyze(
         out.extend(_job_attribute_lines(job, mine))
         if len({machine_of(s) for s in slots}) == 1:
             for slot in listed:
-                attrs = _slot_attribute_lines(slot, job, theirs)
+                attrs = _slot_attribute_lines(slot, job, theirs, context)
                 if attrs:
                     name = lookup_str(slot, "Name") or "Target"
                     out.append(f"\n{name} has the following attributes:\n\n")
                     out.extend(attrs)
         out.append("\n")
-        find_constants(clauses, job, [references(c.node, job)[1] for c in clauses])
+        find_constants(clauses, job, [references(c.node, job)[1] for c in clauses], context)
         propagate_constants(clauses)
-        count_matches(clauses, job, listed)
+        count_matches(clauses, job, listed, context)
         out.append(f"The Requirements expression for job {jid} reduces to these conditions:\n\n")
         out.append(TABLE_HEADINGS)
         out.extend(row + "\n" for row in reduced_rows(clauses))
@@ -251,6 +257,6 @@ def format_better_analyze(
     note = _job_status_note(job)
     if note:
         out.append("\n%03d.%03d:  %s\n\n" % (cluster, proc, note))
-    out.extend(summary_lines(job, slots))
+    out.extend(summary_lines(job, slots, context))
     out.append("\n")
     return "".join(out)

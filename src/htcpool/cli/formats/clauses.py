@@ -41,7 +41,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-from htcpool.classad import ClassAd, ExprTree
+from htcpool.classad import ClassAd, EvalContext, ExprTree
 from htcpool.classad.errors import ClassAdError
 from htcpool.classad.nodes import (
     AttrRef,
@@ -157,27 +157,28 @@ def numbered_lines(clauses: Sequence[Clause]) -> list[str]:
 # ---------------------------------------------------------------- evaluation
 
 
-def _evaluate(node: Node, job: ClassAd, slot: ClassAd | None) -> object:
+def _evaluate(node: Node, job: ClassAd, slot: ClassAd | None, context: EvalContext) -> object:
     try:
-        return ExprTree(unparse(node)).evaluate(job, slot)
+        return ExprTree(unparse(node)).evaluate(job, slot, context)
     except ClassAdError:
         return None
 
 
-def _is_true(node: Node, job: ClassAd, slot: ClassAd | None) -> bool:
-    return _evaluate(node, job, slot) is True
+def _is_true(node: Node, job: ClassAd, slot: ClassAd | None, context: EvalContext) -> bool:
+    return _evaluate(node, job, slot, context) is True
 
 
 def find_constants(
-    clauses: list[Clause], job: ClassAd, slot_refs: Sequence[Collection[str]]
+    clauses: list[Clause], job: ClassAd, slot_refs: Sequence[Collection[str]], context: EvalContext
 ) -> None:
     """Mark the clauses that refer to nothing of the slot, and their value for this job.
 
-    ``slot_refs[i]`` holds the slot attributes clause ``i`` refers to."""
+    ``slot_refs[i]`` holds the slot attributes clause ``i`` refers to; ``context`` carries
+    the clock the analysis runs at."""
     for clause, refs in zip(clauses, slot_refs, strict=True):
         if not refs:
             clause.constant = True
-            clause.hard = 1 if _is_true(clause.node, job, None) else 0
+            clause.hard = 1 if _is_true(clause.node, job, None, context) else 0
 
 
 def _mark_irrelevant(clauses: list[Clause], index: int) -> None:
@@ -286,7 +287,7 @@ def _chase(clauses: Sequence[Clause], index: int) -> int:
     return index
 
 
-def count_matches(clauses: list[Clause], job: ClassAd, slots: Sequence[ClassAd]) -> None:
+def count_matches(clauses: list[Clause], job: ClassAd, slots: Sequence[ClassAd], context: EvalContext) -> None:
     """Count, clause by clause, the slots each clause is true for, pruning as it goes."""
     everyone = len(slots)
     for c in clauses:
@@ -313,7 +314,7 @@ def count_matches(clauses: list[Clause], job: ClassAd, slots: Sequence[ClassAd])
                 _mark_irrelevant(clauses, prune)
             if effective >= 0:
                 c.effective = _chase(clauses, effective)
-        c.matches = sum(1 for slot in slots if _is_true(c.node, job, slot))
+        c.matches = sum(1 for slot in slots if _is_true(c.node, job, slot, context))
         if logical_pair and c.logic == "&&":
             left, right = clauses[c.left], clauses[c.right]
             if left.matches == c.matches:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from htcpool.classad import ClassAd, EvalContext
-from htcpool.runtime.jobtargets import select_jobs
+from htcpool.schedd.targets import select_jobs
 
 JOBS = {(1, 0): ClassAd({"Owner": "alice", "JobPrio": 0}), (1, 1): ClassAd({"Owner": "alice", "JobPrio": 5}),
         (2, 0): ClassAd({"Owner": "bob", "JobPrio": 0})}

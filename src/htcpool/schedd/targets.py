@@ -1,8 +1,10 @@
 """Which jobs a command names: ``cluster``, ``cluster.proc``, user names or a constraint.
 
 condor_hold, condor_release, condor_rm, condor_vacate_job and condor_prio take
-job ids, clusters, users (every job they own) and ``-constraint``. A target
-that matches nothing is reported as HTCondor's tools report it.
+job ids, clusters, users (every job they own) and ``-constraint``. ``select_jobs``
+reads the targets against the queue's jobs and returns the ids chosen, in queue
+order, and one line for each target that matches nothing, worded as HTCondor's
+tools report it. A constraint counts a job when it evaluates to true.
 """
 
 from __future__ import annotations
@@ -12,8 +14,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from htcpool.classad import ClassAd, ClassAdError, EvalContext, ExprTree
+from htcpool.schedd.store import JobId
 
-JobId = tuple[int, int]
 _ID = re.compile(r"^(\d+)(?:\.(\d+))?$")
 
 
@@ -61,3 +63,6 @@ def select_jobs(jobs: Mapping[JobId, ClassAd], targets: Iterable[str], constrain
         chosen |= hits
     out.jobs = sorted(chosen)
     return out
+
+
+__all__ = ["Selection", "select_jobs"]

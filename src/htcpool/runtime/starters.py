@@ -1,0 +1,268 @@
+"""The startd's starters: one starter process per started job, its scratch directory, its events.
+
+The startd core decides when a job starts (``StartJob``, at once or at its deferral
+time) and how its starter is signalled (``SuspendJob``, ``ContinueJob``, ``SoftKill``,
+``HardKill``, ``KillStarterFamily``); ``Starters`` carries that out and nothing more:
+
+* each activation gets a fresh scratch directory under ``execute/``
+  (``dir_<time>_<n>``), named when the activation is accepted - the schedd learns it
+  as ``CondorScratchDir`` before the job starts - or when the job starts, whichever
+  comes first, and forgotten when the activation ends;
+* ``start`` turns the job ad into a launch (``launch.launch_spec``; a bad ad is
+  reported as the job's ``error``) and spawns the starter in the background.
+  Commands given while the starter is being spawned wait, and are given to it in order
+  once it is up; a kill given before the spawn began means the job is not started at
+  all (it is reported exited, killed);
+* the starter's events become ``JobUpdate`` messages (``report``, which the startd
+  sends to the claim's schedd) and its end a call of ``exited``, which the startd
+  turns into ``StarterExited`` for its core.
+
+The starter itself is ``starter_client.StarterHandle``; ``spawn`` may be replaced (an
+in-process test gives a fake one).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from htcpool.classad import as_number
+from htcpool.protocol import JobEvent, JobUpdate
+from htcpool.protocol import startd as m
+from htcpool.runtime.launch import LaunchError, LaunchSpec, launch_spec
+from htcpool.runtime.starter_client import EventCallback, StarterHandle
+
+log = logging.getLogger("htcpool.startd")
+
+Command = m.SuspendJob | m.ContinueJob | m.SoftKill | m.HardKill
+KILLS = (m.SoftKill, m.HardKill)
+
+
+class Starter(Protocol):
+    """What the startd needs of a running starter (``StarterHandle`` has it)."""
+
+    @property
+    def done(self) -> bool: ...
+
+    async def suspend(self) -> None: ...
+
+    async def continue_(self) -> None: ...
+
+    async def soft_kill(self, sig: str | int | None = None) -> None: ...
+
+    async def hard_kill(self) -> None: ...
+
+    async def kill_family(self) -> None: ...
+
+
+Spawn = Callable[[LaunchSpec, EventCallback, str], Awaitable[Starter]]
+Report = Callable[[JobUpdate, str], None]
+Exited = Callable[[str, str], Awaitable[None]]
+
+
+async def spawn_starter(spec: LaunchSpec, on_event: EventCallback, stderr_path: str) -> Starter:
+    """A real starter process (``python -m htcpool.runtime.starter``)."""
+    return await StarterHandle.spawn(spec, on_event, stderr_path=stderr_path)
+
+
+@dataclass
+class RunningStarter:
+    """The starter of one claim's job."""
+
+    slot: str
+    claim_id: str
+    schedd: str  # where its reports go when the claim is no longer known (released meanwhile)
+    scratch: str
+    handle: Starter | None = None
+    killed: bool = False
+    cpu_load: float = 0.0
+    pending: list[Command] = field(default_factory=list)  # given before the starter was up
+
+
+class Starters:
+    """Every starter of one startd, by claim id."""
+
+    def __init__(self, execute: Path, starter_log: Path, report: Report, exited: Exited,
+                 clock: Callable[[], float] = time.time, spawn: Spawn = spawn_starter) -> None:
+        self.execute = execute
+        self.starter_log = starter_log
+        self.report = report
+        self.exited = exited
+        self.clock = clock
+        self.spawn = spawn
+        self.running: dict[str, RunningStarter] = {}
+        self._scratch: dict[str, str] = {}
+        self._dirs = itertools.count(1)
+
+    # ------------------------------------------------------------------ activations
+    def scratch_dir(self, claim_id: str) -> str:
+        """The scratch directory of the claim's current activation (named on first use)."""
+        path = self._scratch.get(claim_id)
+        if path is None:
+            path = self._scratch[claim_id] = str(self.execute / f"dir_{int(self.clock())}_{next(self._dirs)}")
+        return path
+
+    def activation_ended(self, claim_id: str) -> None:
+        """The activation is over without a starter of its own (its job never started)."""
+        if claim_id not in self.running:
+            self._scratch.pop(claim_id, None)
+
+    def find(self, claim_id: str, slot: str) -> RunningStarter | None:
+        """The starter of the claim, or else the one running on the slot."""
+        found = self.running.get(claim_id)
+        return found or next((s for s in self.running.values() if s.slot == slot), None)
+
+    def loads(self) -> dict[str, float]:
+        """Each slot's job CPU load as its starter last measured it."""
+        return {s.slot: s.cpu_load for s in self.running.values()}
+
+    def any_running(self) -> bool:
+        return any(s.handle is not None and not s.handle.done for s in self.running.values())
+
+    # ------------------------------------------------------------------ the core's actions
+    def start(self, action: m.StartJob, schedd: str) -> None:
+        starter = RunningStarter(action.slot, action.claim_id, schedd, self.scratch_dir(action.claim_id))
+        self.running[action.claim_id] = starter
+        try:
+            spec = launch_spec(action.job, starter.scratch, action.slot, {})
+        except LaunchError as e:
+            self._not_started(starter, JobUpdate(starter.claim_id, starter.slot, JobEvent.ERROR, message=str(e)))
+            return
+        asyncio.get_running_loop().create_task(self._launch(starter, spec))
+
+    async def command(self, action: Command) -> None:
+        starter = self.find(action.claim_id, action.slot)
+        if starter is None:
+            return
+        if isinstance(action, KILLS):
+            starter.killed = True
+        if starter.handle is None:
+            starter.pending.append(action)
+            return
+        await _give(starter.handle, action)
+
+    async def kill_family(self, action: m.KillStarterFamily) -> None:
+        starter = self.find(action.claim_id, action.slot)
+        if starter is not None and starter.handle is not None:
+            starter.killed = True
+            await starter.handle.kill_family()
+
+    async def stop(self, patience: float) -> None:
+        """Let the starters end for up to ``patience`` seconds, then kill what is left."""
+        deadline = time.monotonic() + patience
+        while self.any_running() and time.monotonic() < deadline:
+            await asyncio.sleep(0.1)
+        for starter in list(self.running.values()):
+            if starter.handle is not None and not starter.handle.done:
+                await starter.handle.kill_family()
+
+    # ------------------------------------------------------------------ the starter's life
+    async def _launch(self, starter: RunningStarter, spec: LaunchSpec) -> None:
+        if any(isinstance(c, KILLS) for c in starter.pending):  # killed before it began
+            self._not_started(starter, JobUpdate(starter.claim_id, starter.slot, JobEvent.EXITED, killed=True))
+            return
+
+        def on_event(event: dict[str, Any]) -> None:
+            asyncio.get_running_loop().create_task(self._event(starter, event))
+
+        try:
+            starter.handle = await self.spawn(spec, on_event, str(self.starter_log))
+        except OSError as e:
+            self._not_started(starter, JobUpdate(starter.claim_id, starter.slot, JobEvent.ERROR,
+                                                 message=f"could not start the starter: {e}"))
+            return
+        pending, starter.pending = starter.pending, []
+        for command in pending:
+            await _give(starter.handle, command)
+
+    def _not_started(self, starter: RunningStarter, update: JobUpdate) -> None:
+        """The job never started: report it, then end the starter's turn."""
+        self.report(update, starter.schedd)
+        self._forget(starter)
+        asyncio.get_running_loop().create_task(self._ended(starter))
+
+    def _forget(self, starter: RunningStarter) -> None:
+        if self.running.get(starter.claim_id) is starter:
+            del self.running[starter.claim_id]
+
+    async def _ended(self, starter: RunningStarter) -> None:
+        """The activation is over: its scratch directory name goes, the core hears of it."""
+        if starter.claim_id not in self.running:
+            self._scratch.pop(starter.claim_id, None)
+        await self.exited(starter.slot, starter.claim_id)
+
+    async def _event(self, starter: RunningStarter, event: dict[str, Any]) -> None:
+        handler = _EVENTS.get(str(event.get("event")))
+        if handler is not None:
+            await handler(self, starter, event)
+
+    async def _usage(self, starter: RunningStarter, event: dict[str, Any]) -> None:
+        starter.cpu_load = _real(event, "cpu_load")
+        self.report(JobUpdate(starter.claim_id, starter.slot, JobEvent.USAGE, user_cpu=_real(event, "user_cpu"),
+                              sys_cpu=_real(event, "sys_cpu"), rss_kb=_whole(event, "rss_kb"),
+                              image_size_kb=_whole(event, "image_size_kb")), starter.schedd)
+
+    async def _progress(self, starter: RunningStarter, event: dict[str, Any]) -> None:
+        """started, suspended, continued: with how many of the job's processes."""
+        self.report(JobUpdate(starter.claim_id, starter.slot, JobEvent(str(event["event"])),
+                              processes=_whole(event, "processes")), starter.schedd)
+
+    async def _error(self, starter: RunningStarter, event: dict[str, Any]) -> None:
+        self.report(JobUpdate(starter.claim_id, starter.slot, JobEvent.ERROR,
+                              message=str(event.get("message", ""))), starter.schedd)
+
+    async def _exited(self, starter: RunningStarter, event: dict[str, Any]) -> None:
+        self._forget(starter)
+        if not event.get("reported_error"):
+            code, sig = as_number(event.get("exit_code")), as_number(event.get("exit_signal"))
+            self.report(JobUpdate(
+                starter.claim_id, starter.slot, JobEvent.EXITED,
+                exit_code=None if code is None else int(code), exit_signal=None if sig is None else int(sig),
+                killed=starter.killed or bool(event.get("killed")), wall=_real(event, "wall"),
+                user_cpu=_real(event, "user_cpu"), sys_cpu=_real(event, "sys_cpu"),
+                rss_kb=_whole(event, "rss_kb")), starter.schedd)
+        await self._ended(starter)
+
+
+#: a starter's event kind -> what the startd makes of it
+_EVENTS: dict[str, Callable[[Starters, RunningStarter, dict[str, Any]], Awaitable[None]]] = {
+    "usage": Starters._usage,
+    "started": Starters._progress,
+    "suspended": Starters._progress,
+    "continued": Starters._progress,
+    "error": Starters._error,
+    "exited": Starters._exited,
+}
+
+
+#: one of the core's commands -> what the starter is told
+_COMMANDS: dict[type, Callable[[Starter, Any], Awaitable[None]]] = {
+    m.SuspendJob: lambda handle, _: handle.suspend(),
+    m.ContinueJob: lambda handle, _: handle.continue_(),
+    m.SoftKill: lambda handle, command: handle.soft_kill(command.kill_sig),
+    m.HardKill: lambda handle, _: handle.hard_kill(),
+}
+
+
+async def _give(handle: Starter, command: Command) -> None:
+    """Pass one of the core's commands to a running starter."""
+    await _COMMANDS[type(command)](handle, command)
+
+
+def _real(event: dict[str, Any], key: str) -> float:
+    value = as_number(event.get(key))
+    return 0.0 if value is None else float(value)
+
+
+def _whole(event: dict[str, Any], key: str) -> int:
+    value = as_number(event.get(key))
+    return 0 if value is None else int(value)
+
+
+__all__ = ["RunningStarter", "Starter", "Starters", "spawn_starter"]

@@ -1,0 +1,57 @@
+"""The ads a schedd advertises to the collector: its own and one per submitter.
+
+The ``Scheduler`` ad names the schedd, where it answers (``MyAddress``, and
+``ScheddIpAddr`` in HTCondor's address form) and its totals of idle, running and
+held jobs. Each submitter with jobs in the queue (its accounting name, with the
+accounting domain) gets a ``Submitter`` ad with its ``IdleJobs``, ``RunningJobs``
+and ``HeldJobs``; the negotiator asks the schedds of submitters with idle or running
+jobs for their requests. Running counts every active job (running, suspended,
+transferring output). Both ads live ``3 × SCHEDD_INTERVAL + 60`` seconds
+(``ClassAdLifetime``) so that a schedd that stops advertising drops out of the pool.
+When the schedd stops it withdraws them (``withdrawals``).
+"""
+
+from __future__ import annotations
+
+from htcpool.classad import ClassAd
+from htcpool.protocol import InvalidateAd
+from htcpool.schedd.priority import submitter_of
+from htcpool.schedd.queue import JobQueue
+from htcpool.schedd.states import ACTIVE, JobStatus
+
+_COUNTED = {JobStatus.IDLE: ("IdleJobs", "TotalIdleJobs"), JobStatus.HELD: ("HeldJobs", "TotalHeldJobs"),
+            **{status: ("RunningJobs", "TotalRunningJobs") for status in ACTIVE}}
+
+
+def schedd_ads(queue: JobQueue, host: str, address: str, started: float) -> list[ClassAd]:
+    """The ``Scheduler`` ad, then a ``Submitter`` ad per submitter with jobs in the queue."""
+    settings = queue.settings
+    totals = {"TotalIdleJobs": 0, "TotalRunningJobs": 0, "TotalHeldJobs": 0}
+    counts: dict[str, dict[str, int]] = {}
+    for ad in queue.jobs.values():
+        status = JobStatus(ad.evaluate("JobStatus"))
+        sub = counts.setdefault(submitter_of(ad, settings.accounting_domain),
+                                {"IdleJobs": 0, "RunningJobs": 0, "HeldJobs": 0})
+        counted = _COUNTED.get(status)
+        if counted is not None:
+            sub[counted[0]] += 1
+            totals[counted[1]] += 1
+    lifetime = 3 * settings.schedd_interval + 60
+    name = settings.schedd_name
+    out = [ClassAd({"MyType": "Scheduler", "Name": name, "Machine": host, "MyAddress": address,
+                    "ScheddIpAddr": settings.schedd_address, **totals,
+                    "DaemonStartTime": int(started), "ClassAdLifetime": lifetime})]
+    for submitter, c in counts.items():
+        if submitter:
+            out.append(ClassAd({"MyType": "Submitter", "Name": submitter, "ScheddName": name,
+                                "Machine": host, "MyAddress": address,
+                                "ScheddIpAddr": settings.schedd_address, "ClassAdLifetime": lifetime, **c}))
+    return out
+
+
+def withdrawals(name: str) -> list[InvalidateAd]:
+    """What a stopping schedd sends the collector: withdraw its ad and its submitters' ads."""
+    return [InvalidateAd("Scheduler", name), InvalidateAd("Submitter", constraint=f'ScheddName == "{name}"')]
+
+
+__all__ = ["schedd_ads", "withdrawals"]

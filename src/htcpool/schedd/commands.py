@@ -1,0 +1,168 @@
+"""The schedd's answers to its users: submit, queue queries, and the job commands.
+
+condor_submit's cluster arrives as job ads made by the submit core on the client; the
+schedd stamps ``TotalSubmitProcs`` and ``User`` (the owner with the accounting domain)
+and admits the cluster through the queue (transforms, submit requirements), then
+advertises its new totals and asks the negotiator for a cycle. Queries answer job ads
+without the schedd's private attributes (``public``). condor_hold, _release, _rm,
+_vacate_job and _prio act on the jobs a ``JobAction`` names (``targets``), one handler
+per ``JobActionKind`` in ``JOB_ACTIONS``; a job that holds a claim has the claim
+released (hold, vacate) or removed with it (rm). A job the user may not touch, or one
+in a state the action does not apply to, is reported in the result's errors; the
+others are acted on. Queue super users act as the schedd itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from htcpool.classad import ClassAd, ClassAdError, ExprTree, as_number
+from htcpool.protocol import (
+    ActionResult,
+    AdList,
+    JobAction,
+    JobActionKind,
+    QueueQuery,
+    Submit,
+    Submitted,
+)
+from htcpool.schedd.errors import BadRequest, ScheddError
+from htcpool.schedd.states import ACTIVE
+from htcpool.schedd.store import JobId
+from htcpool.schedd.targets import select_jobs
+
+if TYPE_CHECKING:
+    from htcpool.schedd.core import Schedd
+
+#: job attributes the schedd keeps for itself: a claim id is a capability (HTCondor shows only
+#: PublicClaimId); the startd's address is reconnection state
+PRIVATE_JOB_ATTRS = ("ClaimId", "StartdAddress")
+_PRIVATE = frozenset(a.lower() for a in PRIVATE_JOB_ATTRS)
+
+
+def on_submit(schedd: Schedd, message: Submit, now: float) -> Submitted:
+    if not message.ads:
+        raise BadRequest("Submit: no job ads")
+    ads = list(message.ads)
+    domain = schedd.settings.accounting_domain
+    user = f"{message.owner}@{domain}" if domain else message.owner
+    for ad in ads:
+        ad["TotalSubmitProcs"] = len(ads)
+        if "User" not in ad:
+            ad["User"] = user
+    cluster, warnings = schedd.queue.submit(message.owner, ads, now)
+    schedd.advertise(now)
+    schedd.reschedule("new jobs")
+    return Submitted(cluster, len(ads), tuple(warnings))
+
+
+def on_queue_query(schedd: Schedd, message: QueueQuery, now: float) -> AdList:
+    constraint, projection = message.constraint, message.projection
+    try:
+        test = ExprTree(constraint) if constraint else None
+    except ClassAdError as e:
+        raise BadRequest(f"the constraint {constraint!r} does not parse: {e}") from None
+    out = []
+    ctx = schedd.queue.context(now)
+    for _job_id, ad in sorted(schedd.queue.jobs.items()):
+        if test is not None and test.evaluate(ad, None, ctx) is not True:
+            continue
+        if projection:
+            out.append(ClassAd({a: ad.lookup(a) for a in projection if a in ad and a.lower() not in _PRIVATE}))
+        else:
+            out.append(public(ad))
+    return AdList(tuple(out))
+
+
+def on_job_action(schedd: Schedd, message: JobAction, now: float) -> ActionResult:
+    try:
+        kind = JobActionKind(message.action)
+    except ValueError:
+        raise BadRequest(f"JobAction.action: expected one of {', '.join(JobActionKind)}, "
+                         f"not {message.action!r}") from None
+    if not message.targets and not message.constraint:
+        raise BadRequest("JobAction: name jobs, clusters or users, or give a constraint")
+    try:
+        selected = select_jobs(schedd.queue.jobs, message.targets, message.constraint,
+                               schedd.queue.context(now))
+    except ValueError as e:
+        raise BadRequest(str(e)) from None
+    act = JOB_ACTIONS[kind]
+    user = None if message.user in schedd.settings.queue_super_users else message.user
+    done: list[str] = []
+    errors: list[str] = []
+    for job_id in selected.jobs:
+        try:
+            act(schedd, job_id, message, user, now)
+            done.append(f"{job_id[0]}.{job_id[1]}")
+        except ScheddError as e:
+            errors.append(f"Job {job_id[0]}.{job_id[1]}: {e}")
+    errors.extend(selected.missing)
+    if kind is JobActionKind.RELEASE and done:
+        schedd.reschedule("jobs released")
+    schedd.advertise(now)
+    return ActionResult(tuple(done), tuple(errors))
+
+
+# --------------------------------------------------------------------------- one job, one action
+def _remove(schedd: Schedd, job_id: JobId, a: JobAction, user: str | None, now: float) -> None:
+    if schedd.claim_of(job_id) is not None:
+        schedd.send_claim_actions(schedd.claims.remove_job(job_id, user, now, a.reason))
+    else:
+        schedd.queue.remove(job_id, user, now, a.reason)
+
+
+def _hold(schedd: Schedd, job_id: JobId, a: JobAction, user: str | None, now: float) -> None:
+    claim_id = schedd.claim_of(job_id)
+    schedd.queue.hold(job_id, user, now, a.reason or f"via condor_hold (by user {a.user})")
+    if claim_id is not None:
+        schedd.send_claim_actions(schedd.claims.release(claim_id, now))
+
+
+def _release(schedd: Schedd, job_id: JobId, a: JobAction, user: str | None, now: float) -> None:
+    schedd.queue.release(job_id, user, now, a.reason or f"via condor_release (by user {a.user})")
+
+
+def _vacate(schedd: Schedd, job_id: JobId, a: JobAction, user: str | None, now: float) -> None:
+    claim_id = schedd.claim_of(job_id)
+    if claim_id is None or schedd.queue.status(job_id) not in ACTIVE:
+        raise ScheddError("the job is not running")
+    schedd.queue.authorize(schedd.queue.job(job_id), user)
+    schedd.send_claim_actions(schedd.claims.release(claim_id, now))
+
+
+def _prio(schedd: Schedd, job_id: JobId, a: JobAction, user: str | None, now: float) -> None:
+    current = as_number(schedd.queue.job(job_id).evaluate("JobPrio"))
+    base = current if isinstance(current, int) else 0
+    schedd.queue.set_priority(job_id, user, base + a.value if a.relative else a.value, now)
+
+
+JobActionHandler = Callable[["Schedd", JobId, JobAction, "str | None", float], None]
+JOB_ACTIONS: dict[JobActionKind, JobActionHandler] = {
+    JobActionKind.HOLD: _hold,
+    JobActionKind.RELEASE: _release,
+    JobActionKind.REMOVE: _remove,
+    JobActionKind.VACATE: _vacate,
+    JobActionKind.PRIO: _prio,
+}
+
+
+def public(ad: ClassAd) -> ClassAd:
+    """The ad without the private attributes (a copy only when there are some)."""
+    if not any(attr in ad for attr in PRIVATE_JOB_ATTRS):
+        return ad
+    ad = ad.copy()
+    for attr in PRIVATE_JOB_ATTRS:
+        if attr in ad:
+            del ad[attr]
+    return ad
+
+
+HANDLERS: dict[type, Callable[[Schedd, Any, float], Any]] = {
+    Submit: on_submit,
+    QueueQuery: on_queue_query,
+    JobAction: on_job_action,
+}
+
+__all__ = ["HANDLERS", "JOB_ACTIONS", "PRIVATE_JOB_ATTRS", "public"]

@@ -1,0 +1,207 @@
+"""The schedd's decision core: the job queue, its claims, and every message to and from them.
+
+``Schedd`` owns a ``JobQueue`` and a ``ClaimManager`` and takes every message a schedd
+receives, each with ``now``; it answers with an ``Outcome`` (``messages``): the reply
+for the sender and the actions for the driver, protocol messages addressed to a
+startd, the negotiator or the collector. Nothing here reads a clock or does I/O::
+
+    schedd = Schedd(settings, now=0.0, store=MemoryStore())
+    outcome = schedd.start(now=0.0, address="http://…", schedd_address="<…>")
+    outcome = schedd.handle(Submit("alice", ads), now=1.0)      # reply: Submitted
+    outcome = schedd.handle(MatchInfo(…), now=2.0)              # actions: ToStartd(RequestClaim)
+    outcome = schedd.handle_timer(schedd.next_deadline(now))    # keep-alives, periodic policy
+
+``HANDLERS`` maps each message type to its handler, one module per concept:
+``commands`` (users: submit, queue queries, job actions), ``offers`` (the negotiator:
+which idle jobs to offer, whether a match is taken, what a partitionable slot's
+leftovers run), ``shadow`` (the startds' replies and job reports, and reports about
+claims the schedd no longer holds) and ``reconnect`` (finding running jobs again after
+a restart). ``REQUEST_TYPES`` are those other daemons and users may send; the rest
+are answers the driver hands back for ``AskStartd`` actions.
+
+Rules of the core (the claim table is in ``claims``, the job table in ``states``):
+
+* Every message a claim's startd is sent goes through ``send_claim_actions``: a
+  request or activation carries the submitter's accounting name
+  (``offers.for_startd``), and a released claim asks the negotiator for a cycle.
+* The negotiator is asked for a cycle (``Reschedule``) only while some submitter has
+  idle jobs: after a submit, a release, a claim that ended, and at each periodic
+  evaluation while a deferred job is due to be offered.
+* Timers (``next_deadline``/``handle_timer``): the claims' keep-alives and leases,
+  the queue's periodic work (``JobQueue.next_deadline``), retries of reconnection,
+  and the ads, sent every ``SCHEDD_INTERVAL`` but at least every 60 s and at once
+  after a submit or a job action.
+* Actions of a handler that raised are kept and go out with the next outcome: the
+  changes they belong to were made.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from htcpool.classad import ClassAd
+from htcpool.protocol import Ok, Reschedule, UpdateAd
+from htcpool.protocol.schedd import ReconnectReply
+from htcpool.protocol.startd import ReleaseClaim
+from htcpool.schedd import ads, commands, offers, reconnect, shadow
+from htcpool.schedd.claims import ClaimAction, ClaimManager
+from htcpool.schedd.errors import BadRequest
+from htcpool.schedd.eventlog import LogEvent
+from htcpool.schedd.messages import (
+    Action,
+    Outcome,
+    StartdUnreachable,
+    ToCollector,
+    ToNegotiator,
+    ToStartd,
+)
+from htcpool.schedd.queue import PERIODIC_INTERVAL_CAP, JobQueue
+from htcpool.schedd.reconnect import Reconnection
+from htcpool.schedd.settings import ScheddSettings
+from htcpool.schedd.store import JobId, QueueStore
+
+Handler = Callable[["Schedd", Any, float], Any]
+
+
+class Schedd:
+    """One schedd's decisions; see the module docstring."""
+
+    def __init__(self, settings: ScheddSettings, now: float, *, store: QueueStore | None = None,
+                 jobs: dict[JobId, ClassAd] | None = None, next_cluster: int = 1,
+                 host: str = "localhost") -> None:
+        self.settings = settings
+        self.queue = JobQueue(settings, store, next_cluster=next_cluster)
+        if jobs:
+            self.queue.restore(jobs)
+        self.claims = ClaimManager(self.queue)
+        self.host = host
+        #: where this schedd answers (the Scheduler ad's MyAddress); given by ``start``
+        self.address = ""
+        self.started = now
+        #: the startd of every claim this schedd has made or adopted, by claim id
+        self.startd_addresses: dict[str, str] = {}
+        self.reconnection = Reconnection()
+        #: the largest image size logged for each running job (the user log's event 006)
+        self.image_sizes: dict[JobId, int] = {}
+        self.next_advert = now
+        self._actions: list[Action] = []
+
+    @property
+    def name(self) -> str:
+        return self.settings.schedd_name
+
+    # ------------------------------------------------------------------ entry points
+    def start(self, now: float, address: str, schedd_address: str) -> Outcome:
+        """The driver is listening at ``address``: advertise, and look for jobs left running."""
+        self.address = address
+        self.settings.schedd_address = schedd_address
+        self.advertise(now)
+        reconnect.begin(self, now)
+        return Outcome(None, self._take())
+
+    def handle(self, message: Any, now: float) -> Outcome:
+        """Process one message; BadRequest for a type the schedd does not take."""
+        handler = HANDLERS.get(type(message))
+        if handler is None:
+            raise BadRequest(f"the schedd does not take {type(message).__name__}")
+        reply = handler(self, message, now)
+        return Outcome(reply, self._take())
+
+    def handle_timer(self, now: float) -> Outcome:
+        """Do everything due at ``now`` (see ``next_deadline``)."""
+        self.send_claim_actions(self.claims.handle_timer(now))
+        if now >= self.queue.next_deadline(now):
+            self.queue.handle_timer(now)
+            self.image_sizes = {j: size for j, size in self.image_sizes.items() if j in self.queue.jobs}
+            if offers.deferred_due(self, now):
+                self.reschedule("deferred jobs are due")
+        reconnect.retry(self, now)
+        if now >= self.next_advert:
+            self.advertise(now)
+        return Outcome(None, self._take())
+
+    def next_deadline(self, now: float) -> float:
+        """The earliest time ``handle_timer`` has something to do."""
+        times = [self.queue.next_deadline(now), self.next_advert]
+        for deadline in (self.claims.next_deadline(), self.reconnection.next_deadline()):
+            if deadline is not None:
+                times.append(deadline)
+        return min(times)
+
+    def stop(self) -> Outcome:
+        """The schedd is stopping: withdraw its ads."""
+        for message in ads.withdrawals(self.name):
+            self.emit(ToCollector(message))
+        return Outcome(None, self._take())
+
+    def reconfigure(self, fresh: ScheddSettings) -> None:
+        """Take new settings; the queue and the claims share the settings object."""
+        for name, value in vars(fresh).items():
+            setattr(self.settings, name, value)
+
+    def take_log_events(self) -> list[tuple[LogEvent, ClassAd | None]]:
+        """The job events since the last call, each with its job's ad when the job is still queued."""
+        events, self.queue.events = self.queue.events, []
+        return [(event, self.queue.jobs.get((event.cluster, event.proc))) for event in events]
+
+    # ------------------------------------------------------------------ for the handlers
+    def emit(self, action: Action) -> None:
+        self._actions.append(action)
+
+    def send_claim_actions(self, actions: list[ClaimAction]) -> None:
+        """Address the claim manager's messages to their startds (see the module rules)."""
+        for action in actions:
+            message = offers.for_startd(self, action)
+            self.emit(ToStartd(self.startd_addresses.get(message.claim_id, ""), message))
+            if isinstance(message, ReleaseClaim):
+                self.reschedule("a claim was released")
+
+    def reschedule(self, reason: str) -> None:
+        """Ask the negotiator for a cycle, when some submitter has idle jobs."""
+        if self.queue.submitters():  # only submitters with idle jobs are indexed
+            self.emit(ToNegotiator(Reschedule(reason)))
+
+    def advertise(self, now: float) -> None:
+        for ad in ads.schedd_ads(self.queue, self.host, self.address, self.started):
+            self.emit(ToCollector(UpdateAd(ad)))
+        self.next_advert = now + min(self.settings.schedd_interval, PERIODIC_INTERVAL_CAP)
+
+    def renew(self, claim_id: str, now: float) -> JobId | None:
+        """A word from a claim's startd renews the claim's lease and its job's
+        ``LastJobLeaseRenewal``; the job on the claim, or None."""
+        claim = self.claims.claims.get(claim_id)
+        if claim is None or claim.job is None:
+            return None
+        claim.last_heard = now
+        ad = self.queue.jobs.get(claim.job)
+        if ad is not None:
+            ad["LastJobLeaseRenewal"] = int(now)
+        return claim.job
+
+    def claim_of(self, job_id: JobId) -> str | None:
+        """The claim a job holds (or is being claimed or activated on), if any."""
+        return next((cid for cid, c in self.claims.claims.items() if c.job == job_id), None)
+
+    def _take(self) -> list[Action]:
+        actions, self._actions = self._actions, []
+        return actions
+
+
+def _forward_reschedule(schedd: Schedd, message: Reschedule, now: float) -> Ok:
+    """condor_reschedule reaches the schedd, which asks the negotiator for a cycle."""
+    schedd.reschedule(message.reason or "condor_reschedule")
+    return Ok()
+
+
+HANDLERS: dict[type, Handler] = {
+    **commands.HANDLERS,
+    **offers.HANDLERS,
+    **shadow.HANDLERS,
+    Reschedule: _forward_reschedule,
+    ReconnectReply: reconnect.on_reply,
+    StartdUnreachable: reconnect.on_unreachable,
+}
+REQUEST_TYPES: frozenset[type] = frozenset(HANDLERS) - {ReconnectReply, StartdUnreachable}
+
+__all__ = ["HANDLERS", "REQUEST_TYPES", "Schedd"]

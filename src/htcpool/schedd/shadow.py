@@ -1,0 +1,248 @@
+"""The shadow's decisions: what a startd's replies and reports mean for the claims and the jobs.
+
+In HTCondor a shadow process per running job hears from the starter; here the schedd
+core takes the startd's messages directly, one handler per message type (``HANDLERS``)
+and one per reported event (``UPDATES``):
+
+* ``ClaimReply``, ``ActivateReply``, ``DeactivateReply`` go to the claim manager. An
+  accepted claim on a partitionable slot may come back as a dynamic slot with another
+  name (the claim takes it) and with the leftovers (``offers.claim_leftovers``). An
+  accepted activation records in the job ad its ``ClaimId``, its startd's address
+  (``StartdAddress``) and ``LastJobLeaseRenewal``, which a restarted schedd reconnects
+  with (``reconnect``).
+* ``NotifySchedd`` release: the startd ended the claim; a running job goes back to Idle
+  with the startd's reason, and the negotiator is asked for a cycle.
+* ``HoldJob`` (``WANT_HOLD`` when the startd preempted): the running job is held with
+  the startd's code and reason.
+* ``JobUpdate`` events: provisioned resources go into the job ad; suspended and
+  continued move the job between Running and Suspended; usage is recorded under
+  HTCondor's names (``ImageSize``, never shrinking, ``ResidentSetSize``,
+  ``MemoryUsage`` as the expression ``((ResidentSetSize + 1023) / 1024)``,
+  ``RemoteUserCpu``, ``RemoteSysCpu``) with an image-size event (006) in the user log
+  whenever the size grows; a start error holds the job with code 6 ("Error from
+  starter: …") and a missed deferral with code 20, each releasing the claim; an exit
+  adds the run's totals (``ActivationDuration``, ``ActivationExecutionDuration``,
+  ``CumulativeRemoteUserCpu``/``SysCpu``) and, unless the startd killed the job
+  itself, hands the exit to the claim manager (exit policy, then reuse of the claim).
+* Every report renews the claim's lease and the job's ``LastJobLeaseRenewal``.
+* Orphans: a message about a claim the schedd no longer holds (or not yet, right
+  after a restart). An exit finishes the running job whose ``ClaimId`` it names; an
+  accepted claim is released at once; anything else is answered "unknown claim".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from htcpool.classad import ClassAd, ExprTree, as_float, as_int
+from htcpool.deferral import HOLD_MISSED_DEFERRAL, MISSED_DEFERRAL_REASON
+from htcpool.protocol import JobEvent as Report
+from htcpool.protocol import JobUpdate, Ok
+from htcpool.protocol.startd import (
+    ActivateReply,
+    ClaimReply,
+    DeactivateReply,
+    HoldJob,
+    Notice,
+    NotifySchedd,
+    ReleaseClaim,
+)
+from htcpool.schedd import offers
+from htcpool.schedd.claims import UnknownClaim
+from htcpool.schedd.eventlog import IMAGE_SIZE, LogEvent
+from htcpool.schedd.messages import ToStartd
+from htcpool.schedd.states import ACTIVE, JobStatus
+from htcpool.schedd.store import JobId
+
+if TYPE_CHECKING:
+    from htcpool.schedd.core import Schedd
+
+HOLD_STARTER_ERROR = 6  # HTCondor's hold code: the job could not be started
+UNKNOWN_CLAIM = "unknown claim"
+Handler = Callable[["Schedd", Any, float], Any]
+
+
+# --------------------------------------------------------------------------- claim replies
+def on_claim_reply(schedd: Schedd, reply: ClaimReply, now: float) -> Ok:
+    claim = schedd.claims.claim(reply.claim_id)
+    submitter = claim.submitter
+    if reply.accepted and reply.slot and claim.slot_ad.get("Name") != reply.slot:
+        claim.slot_ad = claim.slot_ad.copy()  # a dynamic slot carved from the matched one
+        claim.slot_ad["Name"] = reply.slot
+    schedd.send_claim_actions(schedd.claims.claim_reply(reply, now))
+    if reply.accepted:
+        offers.claim_leftovers(schedd, reply, submitter, now)
+    return Ok()
+
+
+def on_activate_reply(schedd: Schedd, reply: ActivateReply, now: float) -> Ok:
+    job_id = schedd.claims.claim(reply.claim_id).job
+    schedd.send_claim_actions(schedd.claims.activate_reply(reply, now))
+    if reply.accepted and job_id is not None and job_id in schedd.queue.jobs:
+        ad = schedd.queue.jobs[job_id]
+        ad["ClaimId"] = reply.claim_id
+        ad["StartdAddress"] = schedd.startd_addresses.get(reply.claim_id, "")
+        ad["LastJobLeaseRenewal"] = int(now)
+        schedd.queue.save(job_id)
+    return Ok()
+
+
+def on_deactivate_reply(schedd: Schedd, reply: DeactivateReply, now: float) -> Ok:
+    schedd.send_claim_actions(schedd.claims.deactivate_reply(reply, now))
+    return Ok()
+
+
+def on_notify(schedd: Schedd, notice: NotifySchedd, now: float) -> Ok:
+    if Notice(notice.kind) is Notice.RELEASE:
+        schedd.claims.startd_released(notice.claim_id, now, notice.reason)
+        schedd.reschedule("a claim ended")
+    return Ok()
+
+
+def on_hold_job(schedd: Schedd, message: HoldJob, now: float) -> Ok:
+    job_id = schedd.renew(message.claim_id, now)
+    if job_id is not None and job_id in schedd.queue.jobs and schedd.queue.status(job_id) in ACTIVE:
+        schedd.queue.hold(job_id, None, now, message.reason, message.code, message.subcode)
+    return Ok()
+
+
+# --------------------------------------------------------------------------- job reports
+def on_job_update(schedd: Schedd, update: JobUpdate, now: float) -> Ok:
+    job_id = schedd.renew(update.claim_id, now)
+    if job_id is None or job_id not in schedd.queue.jobs:
+        raise UnknownClaim(update.claim_id)
+    handler = UPDATES.get(Report(update.event))
+    if handler is not None:  # "started" only renews the lease, as every report does
+        handler(schedd, job_id, update, now)
+    return Ok()
+
+
+def _provisioned(schedd: Schedd, job_id: JobId, u: JobUpdate, now: float) -> None:
+    ad = schedd.queue.jobs[job_id]
+    for attr, value in u.resources.items():
+        ad[attr] = value
+    schedd.queue.save(job_id)
+
+
+def _suspended(schedd: Schedd, job_id: JobId, u: JobUpdate, now: float) -> None:
+    if schedd.queue.status(job_id) == JobStatus.RUNNING:
+        schedd.queue.suspend(job_id, now, max(1, u.processes))
+
+
+def _continued(schedd: Schedd, job_id: JobId, u: JobUpdate, now: float) -> None:
+    if schedd.queue.status(job_id) == JobStatus.SUSPENDED:
+        schedd.queue.unsuspend(job_id, now)
+
+
+def _usage(schedd: Schedd, job_id: JobId, u: JobUpdate, now: float) -> None:
+    record_usage(schedd.queue.jobs[job_id], u)
+    schedd.queue.save(job_id)
+    size = int(u.image_size_kb or 0)
+    if size > schedd.image_sizes.get(job_id, 0):
+        schedd.image_sizes[job_id] = size
+        rss = int(u.rss_kb or 0)
+        schedd.queue.events.append(LogEvent(IMAGE_SIZE, job_id[0], job_id[1], now, image_size=size,
+                                            memory_usage=(rss + 1023) // 1024, resident_set_size=rss))
+
+
+def _missed_deferral(schedd: Schedd, job_id: JobId, u: JobUpdate, now: float) -> None:
+    _hold_and_release(schedd, job_id, u.claim_id, now, MISSED_DEFERRAL_REASON, HOLD_MISSED_DEFERRAL)
+
+
+def _start_error(schedd: Schedd, job_id: JobId, u: JobUpdate, now: float) -> None:
+    _hold_and_release(schedd, job_id, u.claim_id, now, f"Error from starter: {u.message}", HOLD_STARTER_ERROR)
+
+
+def _hold_and_release(schedd: Schedd, job_id: JobId, claim_id: str, now: float, reason: str, code: int) -> None:
+    if schedd.queue.status(job_id) in ACTIVE:
+        schedd.queue.hold(job_id, None, now, reason, code)
+    schedd.send_claim_actions(schedd.claims.release(claim_id, now))
+
+
+def _exited(schedd: Schedd, job_id: JobId, u: JobUpdate, now: float) -> None:
+    ad = schedd.queue.jobs[job_id]
+    record_usage(ad, u)
+    record_run(ad, u)
+    if not u.killed and schedd.queue.status(job_id) in ACTIVE:
+        schedd.send_claim_actions(schedd.claims.job_exited(u.claim_id, now, u.exit_code, u.exit_signal))
+
+
+UpdateHandler = Callable[["Schedd", JobId, JobUpdate, float], None]
+UPDATES: dict[Report, UpdateHandler] = {
+    Report.PROVISIONED: _provisioned,
+    Report.SUSPENDED: _suspended,
+    Report.CONTINUED: _continued,
+    Report.USAGE: _usage,
+    Report.MISSED_DEFERRAL: _missed_deferral,
+    Report.ERROR: _start_error,
+    Report.EXITED: _exited,
+}
+
+
+def record_usage(ad: ClassAd, u: JobUpdate) -> None:
+    """The run's usage so far, under HTCondor's attribute names."""
+    if u.image_size_kb:
+        ad["ImageSize"] = max(int(u.image_size_kb), as_int(ad.get("ImageSize")))
+    if u.rss_kb:
+        ad["ResidentSetSize"] = int(u.rss_kb)
+        ad["MemoryUsage"] = ExprTree("((ResidentSetSize + 1023) / 1024)")
+    if u.user_cpu or u.sys_cpu:
+        ad["RemoteUserCpu"] = float(u.user_cpu)
+        ad["RemoteSysCpu"] = float(u.sys_cpu)
+
+
+def record_run(ad: ClassAd, u: JobUpdate) -> None:
+    """A finished run's totals, as the shadow adds them to the job ad."""
+    ad["ActivationExecutionDuration"] = int(u.wall)
+    ad["ActivationDuration"] = int(u.wall)
+    ad["CumulativeRemoteUserCpu"] = as_float(ad.get("CumulativeRemoteUserCpu")) + float(u.user_cpu)
+    ad["CumulativeRemoteSysCpu"] = as_float(ad.get("CumulativeRemoteSysCpu")) + float(u.sys_cpu)
+
+
+# --------------------------------------------------------------------------- orphans
+def _orphan_update(schedd: Schedd, update: JobUpdate, now: float) -> Ok:
+    if Report(update.event) is Report.EXITED and not update.killed:
+        for job_id, ad in list(schedd.queue.jobs.items()):
+            if ad.get("ClaimId") == update.claim_id and schedd.queue.status(job_id) in ACTIVE:
+                schedd.queue.finish(job_id, now, update.exit_code, update.exit_signal)
+                schedd.reconnection.forget(update.claim_id)
+    return Ok(UNKNOWN_CLAIM)
+
+
+def _orphan_claim_reply(schedd: Schedd, reply: ClaimReply, now: float) -> Ok:
+    if reply.accepted:
+        address = str(reply.leftovers.get("MyAddress", "")) if reply.leftovers is not None \
+            else schedd.startd_addresses.get(reply.claim_id, "")
+        schedd.emit(ToStartd(address, ReleaseClaim(reply.claim_id)))
+    return Ok(UNKNOWN_CLAIM)
+
+
+ORPHANS: dict[type, Handler] = {JobUpdate: _orphan_update, ClaimReply: _orphan_claim_reply}
+
+
+def _about_a_claim(handler: Handler) -> Handler:
+    """The handler, with a message about a claim the schedd does not hold going to ``ORPHANS``."""
+
+    def guarded(schedd: Schedd, message: Any, now: float) -> Any:
+        try:
+            return handler(schedd, message, now)
+        except UnknownClaim:
+            orphan = ORPHANS.get(type(message))
+            return orphan(schedd, message, now) if orphan is not None else Ok(UNKNOWN_CLAIM)
+
+    return guarded
+
+
+HANDLERS: dict[type, Handler] = {
+    message_type: _about_a_claim(handler) for message_type, handler in (
+        (ClaimReply, on_claim_reply),
+        (ActivateReply, on_activate_reply),
+        (DeactivateReply, on_deactivate_reply),
+        (NotifySchedd, on_notify),
+        (HoldJob, on_hold_job),
+        (JobUpdate, on_job_update),
+    )
+}
+
+__all__ = ["HANDLERS", "HOLD_STARTER_ERROR", "ORPHANS", "UPDATES", "record_run", "record_usage"]

@@ -1,0 +1,212 @@
+"""The schedd service in-process: requests over the pool's HTTP endpoint (httpx's ASGI transport),
+a fake negotiator, startd and collector recording what the schedd sends, SQLite in a temporary
+pool directory, and the core's timers; no processes, no sockets."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from htcpool.classad import ClassAd, parseOne
+from htcpool.protocol import (
+    ActionResult,
+    Command,
+    DaemonCommand,
+    FetchRequests,
+    HistoryQuery,
+    How,
+    IdleJobs,
+    InvalidateAd,
+    JobAction,
+    JobActionKind,
+    JobEvent,
+    JobUpdate,
+    MatchInfo,
+    Ok,
+    QueryAds,
+    QueueQuery,
+    Reconnect,
+    ReconnectReply,
+    Reschedule,
+    Submit,
+    Submitted,
+    UpdateAd,
+)
+from htcpool.protocol.startd import (
+    ActivateClaim,
+    ActivateReply,
+    Alive,
+    ClaimReply,
+    DeactivateClaim,
+    DeactivateReply,
+    ReleaseClaim,
+    RequestClaim,
+)
+from htcpool.runtime.http import RequestRefused
+from htcpool.runtime.schedd_service import ScheddService
+from htcpool.schedd import JobStatus
+from tests.runtime.inprocess import T0, Clock, Network, Recorder, daemon, pool_layout, run
+
+CONFIG = 'SCHEDD_NAME = schedd@pool.test\nALIVE_INTERVAL = 20\n'
+
+
+class Pool:
+    """A schedd service, and recorders for the collector, the negotiator and one startd."""
+
+    def __init__(self, root: Path, startd_answer: Any = None) -> None:
+        self.root = root
+        self.clock = Clock()
+        self.network = Network()
+        self.layout = layout = pool_layout(root, CONFIG)
+        self.collector, self.negotiator, self.startd = Recorder(), Recorder(), Recorder(startd_answer)
+        layout.write_address("collector", self.network.serve("collector", self.collector.handle, layout))
+        layout.write_address("negotiator", self.network.serve("negotiator", self.negotiator.handle, layout))
+        self.startd_url = self.network.serve("startd", self.startd.handle, layout)
+        self.daemon = daemon("schedd", layout, self.clock, self.network)
+        self.schedd = ScheddService(self.daemon)
+        self.url = self.network.serve("schedd", self.schedd.handle, layout)
+
+    async def send(self, message: Any) -> Any:
+        """``message`` over HTTP to the schedd; waits until what the schedd sent on is delivered."""
+        reply = await self.daemon.client.send(self.url, message)
+        await self.daemon.outbox.flush()
+        return reply
+
+    async def refused(self, message: Any) -> str:
+        with pytest.raises(RequestRefused) as e:
+            await self.daemon.client.send(self.url, message)
+        assert e.value.status == 400
+        return e.value.detail
+
+    async def fire(self, at: float) -> None:
+        self.clock.now = at
+        await self.schedd.on_timer(at)
+        await self.daemon.outbox.flush()
+
+    async def close(self) -> None:
+        await self.schedd.stop(How.GRACEFUL)
+        await self.daemon.outbox.flush()
+        await self.daemon.client.close()
+
+
+def slot(url: str) -> ClassAd:
+    return parseOne(f'[Name = "slot1@host.test"; MyAddress = "{url}"; Memory = 2048; Cpus = 2; '
+                    f'StartdIpAddr = "<10.0.0.2:9618>"; Requirements = true]')
+
+
+def test_a_job_goes_from_submit_to_the_history_through_the_service(tmp_path: Path) -> None:
+    pool = Pool(tmp_path)
+    log = tmp_path / "job.log"
+
+    async def test() -> None:
+        await pool.schedd.start()
+        await pool.daemon.outbox.flush()
+        [scheduler] = [m.ad for m in pool.collector.of(UpdateAd)]
+        assert scheduler["Name"] == "schedd@pool.test" and scheduler["MyAddress"] == pool.url
+
+        ad = parseOne(f'[JobStatus = 1; Cmd = "/bin/true"; UserLog = "{log}"; RequestMemory = 128; '
+                      f'Requirements = TARGET.Memory >= RequestMemory; RemoteWallClockTime = 0.0]')
+        assert await pool.send(Submit("alice", (ad,))) == Submitted(1, 1)
+        assert pool.negotiator.of(Reschedule) == [Reschedule("new jobs")]
+        submitter = next(m.ad for m in pool.collector.of(UpdateAd) if m.ad["MyType"] == "Submitter")
+        assert submitter["IdleJobs"] == 1
+        [queued] = (await pool.send(QueueQuery())).ads
+        assert queued["ClusterId"] == 1 and queued["Owner"] == "alice"
+
+        idle = await pool.send(FetchRequests())
+        assert isinstance(idle, IdleJobs) and [a["ClusterId"] for a in idle.ads] == [1]
+        submitter_name = idle.submitters[0]
+
+        pool.clock.now = T0 + 1
+        assert await pool.send(MatchInfo("c1", slot(pool.startd_url), 1, 0, submitter_name)) == Ok()
+        [request] = pool.startd.of(RequestClaim)
+        assert request.claim_id == "c1" and request.schedd == "schedd@pool.test"
+        assert await pool.send(ClaimReply("c1", True, slot="slot1_1@host.test")) == Ok()
+        [activate] = pool.startd.of(ActivateClaim)
+        assert activate.job["ClusterId"] == 1
+        await pool.send(JobUpdate("c1", "slot1_1@host.test", JobEvent.PROVISIONED, resources={"CpusProvisioned": 1}))
+        await pool.send(ActivateReply("c1", True))
+        [running] = (await pool.send(QueueQuery("JobStatus == 2"))).ads
+        assert running["RemoteHost"] == "slot1_1@host.test" and "ClaimId" not in running
+
+        pool.clock.now = T0 + 30
+        await pool.send(JobUpdate("c1", "slot1_1@host.test", JobEvent.EXITED, exit_code=0, wall=29.0))
+        assert pool.startd.of(DeactivateClaim) == [DeactivateClaim("c1")]
+        await pool.send(DeactivateReply("c1", start=True))
+        assert pool.startd.of(ReleaseClaim) == [ReleaseClaim("c1")]  # no other job for the claim
+        assert (await pool.send(QueueQuery())).ads == ()
+        [done] = (await pool.send(HistoryQuery())).ads
+        assert done["JobStatus"] == JobStatus.COMPLETED and done["ExitCode"] == 0 and "ClaimId" not in done
+        text = log.read_text()
+        for header in ("000 (001.000.000)", "001 (001.000.000)", "005 (001.000.000)"):
+            assert header in text
+        await pool.close()
+        assert pool.collector.of(InvalidateAd)[0] == InvalidateAd("Scheduler", "schedd@pool.test")
+
+    run(test)
+
+
+def test_refusals_commands_and_the_timer(tmp_path: Path) -> None:
+    pool = Pool(tmp_path)
+
+    async def test() -> None:
+        await pool.schedd.start()
+        assert "does not take QueryAds" in await pool.refused(QueryAds("Machine"))
+        assert "no job ads" in await pool.refused(Submit("alice", ()))
+        assert "name jobs" in await pool.refused(JobAction(JobActionKind.HOLD, "alice"))
+        assert "does not parse" in await pool.refused(QueueQuery("JobStatus =="))
+        assert "does not take ReconnectReply" in await pool.refused(ReconnectReply("c", True))
+        assert "unknown command" in await pool.refused(DaemonCommand(Command.VACATE))
+        assert await pool.send(DaemonCommand(Command.RECONFIG)) == Ok("reconfigured")
+
+        await pool.send(Submit("alice", (parseOne("[JobStatus = 1; Requirements = true]"),)))
+        result = await pool.send(JobAction(JobActionKind.HOLD, "alice", ("1",)))
+        assert result == ActionResult(("1.0",), ())
+        await pool.send(JobAction(JobActionKind.RELEASE, "alice", ("1.0",)))
+        assert pool.negotiator.of(Reschedule)[-1] == Reschedule("jobs released")
+        assert await pool.send(DaemonCommand(Command.RESCHEDULE)) == Ok()
+        assert pool.negotiator.of(Reschedule)[-1] == Reschedule("condor_reschedule")
+
+        # the timer comes from the core: the queue's periodic work first, then every SCHEDD_INTERVAL
+        assert pool.schedd.next_deadline() == T0
+        await pool.fire(T0)
+        assert pool.schedd.next_deadline() == T0 + 5  # SCHEDD_INTERVAL = 5 in the personal pool
+        sent = len(pool.collector.of(UpdateAd))
+        await pool.fire(T0 + 5)
+        assert len(pool.collector.of(UpdateAd)) > sent  # the ads again
+        await pool.close()
+
+    run(test)
+
+
+def test_claims_are_kept_alive_and_a_restart_reconnects_to_running_jobs(tmp_path: Path) -> None:
+    def startd_answer(message: Any) -> Any:
+        if isinstance(message, Reconnect):
+            return ReconnectReply(message.claim_id, True, "slot1_1@host.test", "Busy")
+        return None
+
+    pool = Pool(tmp_path, startd_answer)
+
+    async def test() -> None:
+        await pool.schedd.start()
+        await pool.send(Submit("alice", (parseOne("[JobStatus = 1; Requirements = true; JobLeaseDuration = 600]"),)))
+        await pool.send(MatchInfo("c1", slot(pool.startd_url), 1, 0, "alice"))
+        await pool.send(ClaimReply("c1", True))
+        await pool.send(ActivateReply("c1", True))
+        await pool.fire(T0 + 20)
+        assert pool.startd.of(Alive) == [Alive("c1")]
+        await pool.close()
+
+        again = Pool(tmp_path, startd_answer)  # the same pool directory: the queue is on disk
+        await again.schedd.start()
+        assert again.startd.of(Reconnect) == [Reconnect("c1", "schedd@pool.test")]
+        assert again.schedd.core.claims.claims["c1"].job == (1, 0)
+        [job] = (await again.send(QueueQuery())).ads
+        assert job["JobStatus"] == JobStatus.RUNNING
+        await again.send(JobUpdate("c1", "slot1_1@host.test", JobEvent.EXITED, exit_code=0))
+        assert (await again.send(QueueQuery())).ads == ()
+        await again.close()
+
+    run(test)
