@@ -120,7 +120,7 @@ def test_refusals_over_http(tmp_path: Path) -> None:
             other = await post(Reschedule())
             assert other.status_code == 400 and "does not take Reschedule" in other.json()["detail"]
             vacate = await post(DaemonCommand(Command.VACATE))
-            assert vacate.status_code == 400 and vacate.json()["detail"] == "unknown command 'vacate'"
+            assert vacate.status_code == 400 and vacate.json()["detail"] == "the collector does not take the vacate command"
             assert (await post(DaemonCommand(Command.RECONFIG))).status_code == 200
             assert not svc.daemon.stop_requested
             assert (await post(DaemonCommand(Command.OFF, How.FAST))).status_code == 200

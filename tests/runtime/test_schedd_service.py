@@ -158,7 +158,7 @@ def test_refusals_commands_and_the_timer(tmp_path: Path) -> None:
         assert "name jobs" in await pool.refused(JobAction(JobActionKind.HOLD, "alice"))
         assert "does not parse" in await pool.refused(QueueQuery("JobStatus =="))
         assert "does not take ReconnectReply" in await pool.refused(ReconnectReply("c", True))
-        assert "unknown command" in await pool.refused(DaemonCommand(Command.VACATE))
+        assert "the schedd does not take the vacate command" in await pool.refused(DaemonCommand(Command.VACATE))
         assert await pool.send(DaemonCommand(Command.RECONFIG)) == Ok("reconfigured")
 
         await pool.send(Submit("alice", (parseOne("[JobStatus = 1; Requirements = true]"),)))

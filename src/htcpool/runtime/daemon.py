@@ -26,19 +26,20 @@ import os
 import signal
 import socket
 import time
-from collections.abc import Awaitable, Callable, Iterator
-from typing import Any, Protocol
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from typing import Any, Protocol, TypeVar
 
 import httpx
 import uvicorn
 
 from htcpool.clock import wall_clock
 from htcpool.config import Config, read_config
-from htcpool.protocol import AdList, How, QueryAds
+from htcpool.protocol import AdList, Command, DaemonCommand, How, Ok, QueryAds
 from htcpool.runtime.http import DaemonClient, RequestRefused, make_app
 from htcpool.runtime.layout import PoolLayout
 
 log = logging.getLogger("htcpool.daemon")
+H = TypeVar("H")
 Clock = Callable[[], float]
 
 
@@ -181,6 +182,19 @@ class Daemon:
     def request_stop(self, how: How = How.GRACEFUL) -> None:
         self.stop_how = How(how)
         self._stopping.set()
+
+    def command_handler(self, table: Mapping[Command, H], message: DaemonCommand) -> H:
+        """The handler ``table`` gives ``message``'s command; a 400 naming this daemon and the command
+        when it has none (condor_vacate sent to a negotiator, say)."""
+        handler = table.get(message.command)
+        if handler is None:
+            raise RequestRefused(400, f"the {self.name} does not take the {message.command} command")
+        return handler
+
+    def stop_on_command(self, message: DaemonCommand) -> Ok:
+        """condor_off: stop as the command says (peaceful, graceful or fast)."""
+        self.request_stop(message.how)
+        return Ok("shutting down")
 
     @property
     def stop_requested(self) -> bool:

@@ -217,10 +217,7 @@ class MasterService:
     async def handle(self, message: Any) -> Any:
         if not isinstance(message, DaemonCommand):
             raise RequestRefused(400, f"the master does not take {type(message).__name__}")
-        command = self.commands.get(message.command)
-        if command is None:
-            raise RequestRefused(400, f"unknown command {str(message.command)!r}")
-        return await command(message)
+        return await self.daemon.command_handler(self.commands, message)(message)
 
     async def _status(self, message: DaemonCommand) -> Records:
         return Records(tuple({"Name": c.name, "Pid": c.process.pid if c.process else 0,

@@ -146,14 +146,10 @@ class NegotiatorService:
         return Ok()
 
     async def _command(self, message: DaemonCommand, now: float) -> Ok:
-        command = self.commands.get(message.command)
-        if command is None:
-            raise RequestRefused(400, f"the negotiator does not take the {message.command} command")
-        return await command(message)
+        return await self.daemon.command_handler(self.commands, message)(message)
 
     async def _off(self, message: DaemonCommand) -> Ok:
-        self.daemon.request_stop(message.how)
-        return Ok()
+        return self.daemon.stop_on_command(message)
 
     async def _reconfig(self, message: DaemonCommand) -> Ok:
         self.daemon.reread_config()

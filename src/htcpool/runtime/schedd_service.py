@@ -168,15 +168,10 @@ class ScheddService:
         return AdList(tuple(public(ad) for ad in ads))
 
     async def _command(self, message: DaemonCommand, now: float) -> Any:
-        try:
-            command = self._commands[Command(message.command)]
-        except (ValueError, KeyError):
-            raise RequestRefused(400, f"unknown command {message.command!r}") from None
-        return await command(message, now)
+        return await self.daemon.command_handler(self._commands, message)(message, now)
 
     async def _off(self, message: DaemonCommand, now: float) -> Ok:
-        self.daemon.request_stop(message.how)
-        return Ok("shutting down")
+        return self.daemon.stop_on_command(message)
 
     async def _reconfigure(self, message: DaemonCommand, now: float) -> Ok:
         """Re-read the configuration: the queue's policies and the schedd's intervals."""

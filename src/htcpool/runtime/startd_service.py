@@ -188,14 +188,10 @@ class StartdService:
         return AdList(tuple(out))
 
     async def _command(self, message: DaemonCommand) -> Any:
-        handler = COMMANDS.get(message.command)
-        if handler is None:
-            raise RequestRefused(400, f"unknown command {message.command!r}")
-        return await handler(self, message)
+        return await self.daemon.command_handler(COMMANDS, message)(self, message)
 
     async def _off(self, message: DaemonCommand) -> Any:
-        self.daemon.request_stop(message.how)
-        return Ok("shutting down")
+        return self.daemon.stop_on_command(message)
 
     async def _reconfig(self, message: DaemonCommand) -> Any:
         if any(slot.state in CLAIMED_OR_MATCHED for slot in self.core.slots):

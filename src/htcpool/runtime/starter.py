@@ -44,11 +44,13 @@ import sys
 import threading
 import time
 import traceback
+from collections.abc import Callable
 from typing import IO, Any
 
 import psutil
 
 from htcpool.runtime.launch import JOB_AD_FILE, LaunchError, LaunchSpec, signal_number
+from htcpool.runtime.starter_wire import StarterCommand, StarterEvent
 
 _PR_SET_CHILD_SUBREAPER = 36
 _CLEANUP_DEADLINE = 5.0
@@ -65,7 +67,7 @@ class EventWriter:
         self.stream = stream
         self.lock = threading.Lock()
 
-    def __call__(self, event: str, **fields: Any) -> None:
+    def __call__(self, event: StarterEvent, **fields: Any) -> None:
         line = json.dumps({"event": event, **fields})
         with self.lock, contextlib.suppress(OSError, ValueError):
             self.stream.write(line + "\n")
@@ -279,7 +281,7 @@ class Starter:
         finally:
             for f in set(streams):
                 f.close()
-        self.emit("started", pid=self.proc.pid)
+        self.emit(StarterEvent.STARTED, pid=self.proc.pid)
         if self.orphaned:  # told to stop while starting
             self.abandon()
         return before
@@ -299,29 +301,30 @@ class Starter:
 
     def command(self, message: dict[str, Any]) -> None:
         cmd = message.get("cmd")
+        try:
+            handler = _COMMANDS[StarterCommand(str(cmd))]
+        except (ValueError, KeyError):
+            raise LaunchError(f"unknown command {cmd!r}") from None
         with self.lock:
-            if cmd == "suspend":
-                if self.signal_group(signal.SIGSTOP):
-                    self.stopped = True
-                    self.emit("suspended", processes=job_process_count())
-            elif cmd == "continue":
-                self._continue()
-            elif cmd == "soft_kill":
-                sig = signal_number(message.get("signal") or self.spec.kill_sig)
-                if self.signal_group(sig):
-                    self.killed = True
-                    self._continue()
-            elif cmd == "hard_kill":
-                self._hard_kill()
-            else:
-                raise LaunchError(f"unknown command {cmd!r}")
+            handler(self, message)
 
-    def _continue(self) -> None:
+    def _suspend(self, message: dict[str, Any]) -> None:
+        if self.signal_group(signal.SIGSTOP):
+            self.stopped = True
+            self.emit(StarterEvent.SUSPENDED, processes=job_process_count())
+
+    def _soft_kill(self, message: dict[str, Any]) -> None:
+        sig = signal_number(message.get("signal") or self.spec.kill_sig)
+        if self.signal_group(sig):
+            self.killed = True
+            self._continue()
+
+    def _continue(self, message: dict[str, Any] | None = None) -> None:
         if self.signal_group(signal.SIGCONT) and self.stopped:
             self.stopped = False
-            self.emit("continued")
+            self.emit(StarterEvent.CONTINUED)
 
-    def _hard_kill(self) -> None:
+    def _hard_kill(self, message: dict[str, Any] | None = None) -> None:
         self.signal_group(signal.SIGCONT)
         if self.signal_group(signal.SIGKILL):
             self.killed = True
@@ -352,7 +355,7 @@ class Starter:
         next_sample = time.monotonic() + interval
         while not self._leader_exited(pid):
             if time.monotonic() >= next_sample:
-                self.emit("usage", **self.sampler.sample())
+                self.emit(StarterEvent.USAGE, **self.sampler.sample())
                 next_sample = time.monotonic() + interval
             time.sleep(min(0.05, max(0.0, next_sample - time.monotonic())))
         self.sampler.sample()  # the last look at the tree, for the totals
@@ -403,12 +406,21 @@ class Starter:
         code = os.waitstatus_to_exitcode(status)
         problems = [] if self.orphaned else transfer_outputs(self.spec, output_names(self.spec, before))
         remove_scratch(self.spec)
-        self.emit("exited", exit_code=code if code >= 0 else None,
+        self.emit(StarterEvent.EXITED, exit_code=code if code >= 0 else None,
                   exit_signal=-code if code < 0 else None,
                   user_cpu=max(rusage.ru_utime, self.sampler.user_cpu),
                   sys_cpu=max(rusage.ru_stime, self.sampler.sys_cpu),
                   wall=round(time.monotonic() - started, 3), rss_kb=self.sampler.rss_peak_kb,
                   killed=self.killed, transfer_errors=problems)
+
+
+#: a command from the startd -> what the starter does (with the starter's lock held)
+_COMMANDS: dict[StarterCommand, Callable[[Starter, dict[str, Any]], None]] = {
+    StarterCommand.SUSPEND: Starter._suspend,
+    StarterCommand.CONTINUE: Starter._continue,
+    StarterCommand.SOFT_KILL: Starter._soft_kill,
+    StarterCommand.HARD_KILL: Starter._hard_kill,
+}
 
 
 def remove_scratch(spec: LaunchSpec) -> None:
@@ -425,7 +437,7 @@ def main() -> int:
             raise LaunchError('the first line must be {"spec": ...}')
         spec = LaunchSpec.from_json(first["spec"])
     except (ValueError, LaunchError) as e:
-        emit("error", message=f"bad launch description: {e}")
+        emit(StarterEvent.ERROR, message=f"bad launch description: {e}")
         return 2
     become_subreaper()
     starter = Starter(spec, emit)
@@ -436,7 +448,7 @@ def main() -> int:
         before = starter.start()
     except StartupFailure as e:
         remove_scratch(spec)
-        emit("error", message=str(e))
+        emit(StarterEvent.ERROR, message=str(e))
         return 1
     threading.Thread(target=starter.read_commands, args=(stdin,), daemon=True).start()
     try:

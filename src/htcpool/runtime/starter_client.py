@@ -34,6 +34,7 @@ from typing import Any
 import psutil
 
 from htcpool.runtime.launch import LaunchSpec, canonical_signal
+from htcpool.runtime.starter_wire import StarterCommand, StarterEvent
 
 EventCallback = Callable[[dict[str, Any]], None]
 log = logging.getLogger("htcpool.starter_client")
@@ -93,17 +94,17 @@ class StarterHandle:
 
     # -- commands
     async def suspend(self) -> None:
-        await self._send({"cmd": "suspend"})
+        await self._send({"cmd": StarterCommand.SUSPEND})
 
     async def continue_(self) -> None:
-        await self._send({"cmd": "continue"})
+        await self._send({"cmd": StarterCommand.CONTINUE})
 
     async def soft_kill(self, sig: str | int | None = None) -> None:
         """``sig`` (default: the job's KillSig) to the job's group; LaunchError for an unknown one."""
-        await self._send({"cmd": "soft_kill", "signal": canonical_signal(sig or self.spec.kill_sig)})
+        await self._send({"cmd": StarterCommand.SOFT_KILL, "signal": canonical_signal(sig or self.spec.kill_sig)})
 
     async def hard_kill(self) -> None:
-        await self._send({"cmd": "hard_kill"})
+        await self._send({"cmd": StarterCommand.HARD_KILL})
 
     async def kill_family(self) -> None:
         """SIGKILL the job's process groups and the starter, and wait for the starter to end."""
@@ -175,20 +176,20 @@ class StarterHandle:
         await self.close()  # release the stdin pipe now, not when the loop is gone
         if not self.saw_exited:
             if not self.saw_error:
-                self._deliver({"event": "error",
+                self._deliver({"event": StarterEvent.ERROR,
                                "message": f"starter ended without reporting (exit status {status})"})
-            self._deliver({"event": "exited", "exit_code": None, "exit_signal": None,
+            self._deliver({"event": StarterEvent.EXITED, "exit_code": None, "exit_signal": None,
                            "user_cpu": 0.0, "sys_cpu": 0.0, "rss_kb": 0, "killed": False,
                            "wall": round(time.monotonic() - self.spawned_at, 3),
                            "reported_error": True})
 
     def _deliver(self, event: dict[str, Any]) -> None:
         kind = event.get("event")
-        if kind == "started" and isinstance(event.get("pid"), int):
+        if kind == StarterEvent.STARTED and isinstance(event.get("pid"), int):
             self.job_pid = event["pid"]
-        elif kind == "error":
+        elif kind == StarterEvent.ERROR:
             self.saw_error = True
-        elif kind == "exited":
+        elif kind == StarterEvent.EXITED:
             if self.saw_exited:
                 return
             self.saw_exited = True

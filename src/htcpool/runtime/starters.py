@@ -37,6 +37,7 @@ from htcpool.protocol import JobEvent, JobUpdate
 from htcpool.protocol import startd as m
 from htcpool.runtime.launch import LaunchError, LaunchSpec, launch_spec
 from htcpool.runtime.starter_client import EventCallback, StarterHandle
+from htcpool.runtime.starter_wire import StarterEvent
 
 log = logging.getLogger("htcpool.startd")
 
@@ -198,9 +199,12 @@ class Starters:
         await self.exited(starter.slot, starter.claim_id)
 
     async def _event(self, starter: RunningStarter, event: dict[str, Any]) -> None:
-        handler = _EVENTS.get(str(event.get("event")))
-        if handler is not None:
-            await handler(self, starter, event)
+        try:
+            handler = _EVENTS[StarterEvent(str(event.get("event")))]
+        except (ValueError, KeyError):
+            log.warning("starter of %s sent an unknown event %r", starter.slot, event.get("event"))
+            return
+        await handler(self, starter, event)
 
     async def _usage(self, starter: RunningStarter, event: dict[str, Any]) -> None:
         starter.cpu_load = _real(event, "cpu_load")
@@ -231,13 +235,13 @@ class Starters:
 
 
 #: a starter's event kind -> what the startd makes of it
-_EVENTS: dict[str, Callable[[Starters, RunningStarter, dict[str, Any]], Awaitable[None]]] = {
-    "usage": Starters._usage,
-    "started": Starters._progress,
-    "suspended": Starters._progress,
-    "continued": Starters._progress,
-    "error": Starters._error,
-    "exited": Starters._exited,
+_EVENTS: dict[StarterEvent, Callable[[Starters, RunningStarter, dict[str, Any]], Awaitable[None]]] = {
+    StarterEvent.USAGE: Starters._usage,
+    StarterEvent.STARTED: Starters._progress,
+    StarterEvent.SUSPENDED: Starters._progress,
+    StarterEvent.CONTINUED: Starters._progress,
+    StarterEvent.ERROR: Starters._error,
+    StarterEvent.EXITED: Starters._exited,
 }
 
 
