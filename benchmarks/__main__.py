@@ -1,4 +1,4 @@
-"""Run the benchmarks: ``python -m benchmarks [classad] [config] [submit] [negotiator] [startd] [pool]``."""
+"""Run the benchmarks: ``python -m benchmarks [classad] [config] [submit] [negotiator] [startd] [pool] [sim]``."""
 
 from __future__ import annotations
 
@@ -11,7 +11,9 @@ BENCHMARKS = {
     "submit": "benchmarks.bench_submit",
     "negotiator": "benchmarks.bench_negotiator",
     "startd": "benchmarks.bench_startd",
+    "defrag": "benchmarks.bench_defrag",
     "pool": "benchmarks.bench_pool",
+    "sim": "benchmarks.bench_sim",
 }
 
 

@@ -107,7 +107,7 @@ def run(nslots: int, njobs: int, nclusters: int, *, partitionable: bool = False,
     for u, (name, js) in enumerate(jobs.items()):
         if groups:
             name = f"group{u % 10}.{name}"
-        subs.append(SubmitterAd(name, schedd=f"schedd{u % 5}", requests=resource_requests(js, table)))
+        subs.append(SubmitterAd(name, schedd=f"schedd{u % 5}", requests=resource_requests(js, table, NOW)))
     t1 = time.perf_counter()
     wall = cpu = float("inf")
     matches = 0

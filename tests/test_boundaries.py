@@ -1,8 +1,8 @@
 """The core/driver boundary: the languages and the decision cores read no clock and do no I/O.
 
-DESIGN.md's first rule: time comes in as ``now`` and results go out as returned state;
-nothing in a core sleeps, reads the wall clock, opens a socket, spawns a process or
-touches a file. This test reads the source of every core (the languages ``classad``,
+The first rule of docs/architecture.md: time comes in as ``now`` and results go out as
+returned state; nothing in a core sleeps, reads the wall clock, opens a socket, spawns a
+process or touches a file. This test reads the source of every core (the languages ``classad``,
 ``config`` and ``submit``; the decision cores ``startd``, ``negotiator``, ``schedd``,
 ``collector`` and ``defrag``; the message package ``protocol``; the module
 ``deferral.py``) with :mod:`ast` and fails naming ``file:line`` for every use of:
@@ -366,3 +366,82 @@ def test_scanner_lets_pure_code_through(source: str) -> None:
 ])
 def test_reference_import_guard_finds(source: str, lines: list[int]) -> None:
     assert list(_unguarded_reference_imports(ast.parse(source).body)) == lines
+
+
+# ---------------------------------------------------------------- citations name documents that ship
+#
+# Docstrings and comments under src/ cite HTCondor's manual by section name, HTCondor's source
+# files by name, or htcpool's own docs/*.md; never the project's working material beside the
+# repository (the manual chapters kept as "seeds", the reference digests and their numbered
+# sections), which a reader of the package does not have.
+
+_CITATION = (
+    r"§"
+    r"|\bthe seeds?\b|\bseed's\b"
+    r"|\bseeds?(?:\s+(?:sections?|documents?|rules?|examples?|files?)\b|\s*\d|\s*[\"“:])"
+    r"|(?<!\w)digests?\b"
+    r"|\breference\s+\d"
+    r"|\.\./shared\b|\bshared/(?:seeds|reference|golden)\b"
+    r"|\b[\w-]+\.rst\b"
+    r"|\b(?:policy-configuration|user-priorities-and-negotiation|job-scheduling-priorities-deferral"
+    r"|whole-machine-slots-howto)\b"
+)
+_MARKDOWN_NAME = r"(?<![\w/.-])(?:docs/)?([\w-]+\.md)\b"
+
+
+def _unshipped_citations(line: str, shipped: set[str]) -> list[str]:
+    """What ``line`` (of a docstring or comment) cites that htcpool does not ship."""
+    import re
+
+    found = [m.group(0) for m in re.finditer(_CITATION, line, re.IGNORECASE)]
+    return found + [m.group(0) for m in re.finditer(_MARKDOWN_NAME, line) if m.group(1) not in shipped]
+
+
+def _prose_lines(source: str) -> Iterator[tuple[int, str]]:
+    """(line number, text) of every comment and every string standing alone as a statement
+    (module, class and function docstrings, attribute docstrings)."""
+    import io
+    import tokenize
+
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        if token.type == tokenize.COMMENT:
+            yield token.start[0], token.string
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            for offset, text in enumerate(node.value.value.splitlines()):
+                yield node.lineno + offset, text
+
+
+def test_docstrings_and_comments_cite_only_documents_that_ship() -> None:
+    root = SOURCE.parents[1]
+    shipped = {path.name for path in (root / "docs").glob("*.md")} | {"README.md"}
+    found = [
+        f"{path.relative_to(root).as_posix()}:{number}: {', '.join(what)}"
+        for path in sorted(SOURCE.rglob("*.py"))
+        for number, text in sorted(_prose_lines(path.read_text(encoding="utf-8")))
+        if (what := _unshipped_citations(text, shipped))
+    ]
+    assert not found, ("cite HTCondor's manual by section name, its source files by name, or docs/*.md "
+                       "that exist:\n" + "\n".join(found))
+
+
+@pytest.mark.parametrize(("line", "found"), [
+    ("Rules (seed section 3.6.5; HTCondor 25 ``negotiateWithGroup``):", ["seed section"]),
+    ('As in HTCondor (seed "Backfill State"), one client', ['seed "']),
+    ("the claimed-idle rule (the seed's rule 2)", ["the seed"]),
+    ("the seed's examples", ["the seed"]),
+    ("Seed 2.10 (KILLING_TIMEOUT after a hard kill)", ["Seed 2"]),
+    ("both are defects (§7.7 of the reference)", ["§"]),
+    ("a lease is refused (reference 1.7)", ["reference 1"]),
+    ("as the reference digest lists it", ["digest"]),
+    ("see schedd-defrag.md and docs/nowhere.md", ["schedd-defrag.md", "docs/nowhere.md"]),
+    ("the transitions of policy-configuration.rst", ["policy-configuration.rst"]),
+    ("whole-machine-slots-howto.txt", ["whole-machine-slots-howto"]),
+    ("read from ../shared/reference/negotiator.md", ["../shared"]),
+    ("DESIGN.md's first rule", ["DESIGN.md"]),
+    ("the manual's \"Negotiation\"; HTCondor 25 ``Accountant.cpp``; docs/pool.md", []),
+    ("exactly the numbers of ``random.Random(seed)``; a store can seed a new queue", []),
+    ("compared with ``hmac.compare_digest``; a reference to an attribute", []),
+])
+def test_citation_scanner_finds(line: str, found: list[str]) -> None:
+    assert _unshipped_citations(line, {"pool.md", "README.md"}) == found

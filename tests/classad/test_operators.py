@@ -4,8 +4,8 @@
 string, undefined, error, list, ad, and the edge values of integers and reals). Each
 binary operator is applied to every ordered pair and each unary operator to every
 operand; the value htcpool computes is compared with the value HTCondor's library
-computes in the same run. The tables of the manual (classad-mechanism.rst, Tables
-4.1-4.4 for ``==``, ``=?=``, ``!=``, ``=!=``) are checked without the reference.
+computes in the same run. The tables of the manual ("HTCondor's ClassAd Mechanism",
+Tables 4.1-4.4 for ``==``, ``=?=``, ``!=``, ``=!=``) are checked without the reference.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ def test_ternary_and_elvis_on_every_type() -> None:
     assert [c for c in cases if expr_outcome("ours", c) != expr_outcome("ref", c)] == []
 
 
-# The manual's Tables 4.1-4.4 (classad-mechanism.rst).
+# The manual's Tables 4.1-4.4 ("HTCondor's ClassAd Mechanism").
 MANUAL = [
     ("(10 == 10)", "true"), ("(10 == 5)", "false"), ('(10 == "ABC")', "error"),
     ('"ABC" == "abc"', "true"), ("(10 == UNDEFINED)", "undefined"), ("(UNDEFINED == UNDEFINED)", "undefined"),

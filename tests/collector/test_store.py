@@ -76,7 +76,7 @@ def test_submitter_ads_are_keyed_by_name_and_schedd() -> None:
     store.update(submitter("alice@pool", "schedd@a", idle=5), T0)
     ads = store.query("Submitter", now=T0)
     assert [(ad["ScheddName"], ad["IdleJobs"]) for ad in ads] == [("schedd@a", 5), ("schedd@b", 2)]
-    assert ad_key(ads[1]) == ("submitter", "alice@pool", "schedd@b")
+    assert ad_key(ads[1], T0) == ("submitter", "alice@pool", "schedd@b")
     assert store.lookup("Submitter", "alice@pool", "schedd@b") is not None
 
 
@@ -141,6 +141,18 @@ def test_an_ads_own_lifetime_wins() -> None:
     assert store.expire(T0 + 901) == [("machine", "odd", "")]
     assert names(store.query("Machine", now=T0 + 901)) == ["long"]
     assert store.next_deadline() == T0 + 3001
+
+
+def test_key_and_lifetime_expressions_read_the_update_time() -> None:
+    """An ad whose Name or ClassAdLifetime is an expression of the time is filed with the values
+    they have when the update arrives."""
+    store = AdStore()
+    ad = machine("placeholder", ClassAdLifetime="=ifThenElse(time() == 1800000000, 10, 1000)")
+    ad["Name"] = ExprTree('strcat("slot1@", CurrentTime)')
+    key = store.update(ad, T0)
+    assert key == ("machine", "slot1@1800000000", "")
+    assert store.expire(T0 + 10) == []
+    assert store.expire(T0 + 11) == [key]
 
 
 def test_many_updates_keep_the_deadline_heap_small() -> None:

@@ -1,6 +1,7 @@
-"""The configuration examples of the seed documents read as HTCondor reads them.
+"""The configuration examples of the HTCondor manual read as HTCondor reads them.
 
-Every ``.. code-block:: condor-config`` block of the seed ``.rst`` documents is read by
+Every ``.. code-block:: condor-config`` block of the manual chapters kept as ``.rst`` under
+``../shared/seeds`` (the policy configuration chapter) is read by
 htcpool and by HTCondor's own reader; each name the block assigns must expand to the
 same value, and a block HTCondor rejects must be rejected here too. A few values are
 also checked against what the document itself says they mean.
@@ -23,7 +24,7 @@ _ASSIGNED = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_.]*)\s*(?:=|@=)", re.MULTILINE
 
 
 def config_blocks() -> list[tuple[str, str]]:
-    """(id, text) of every condor-config code block in the seed .rst files."""
+    """(id, text) of every condor-config code block in the ``.rst`` chapters."""
     blocks = []
     for path in sorted(SEEDS.glob("*.rst")):
         lines = path.read_text().split("\n")
@@ -68,7 +69,7 @@ def test_seed_counts() -> None:
 
 
 def test_desktop_policy_start_expression_as_documented() -> None:
-    # policy-configuration: START is true when the keyboard has been idle 15 minutes
+    # the manual's policy configuration: START is true when the keyboard has been idle 15 minutes
     # and the load is low; with POLICY : Desktop it is expressed through StartIdleTime.
     config = Config.from_text("use POLICY : Desktop\n", facts=fake_machine())
     start = config.get_expr("START")

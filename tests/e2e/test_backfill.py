@@ -1,6 +1,6 @@
-"""Backfill on a live pool (seed: policy configuration, the Backfill state, transitions 7 and 28-31):
-an idle slot starts the configured backfill command (htcpool's stand-in for BOINC) and a real job
-claiming the slot evicts it."""
+"""Backfill on a live pool (the HTCondor manual's "Policy Configuration for Execution Points": the
+Backfill state, transitions 7 and 28-31): an idle slot starts the configured backfill command
+(htcpool's stand-in for BOINC) and a real job claiming the slot evicts it."""
 
 from __future__ import annotations
 

@@ -56,7 +56,8 @@ def test_missing_executable_puts_the_job_on_hold(make_pool) -> None:
 
 
 def test_deferred_job_waits_on_its_slot_until_the_deferral_time(make_pool) -> None:
-    """Job deferral (job-scheduling-priorities-deferral.txt, Job Deferral and Preparation Time):
+    """Job deferral (the HTCondor manual's "Time Scheduling for Job Execution": "Job Deferral" and
+    "Preparation Time"):
     the job is matched up to DeferralPrepTime early and runs at its DeferralTime, an expression
     here; the job shows as Running while it waits on the slot."""
     pool = make_pool()
@@ -76,8 +77,8 @@ def test_deferred_job_waits_on_its_slot_until_the_deferral_time(make_pool) -> No
 
 
 def test_job_past_its_deferral_window_is_held(make_pool) -> None:
-    """Deferral Window (job-scheduling-priorities-deferral.txt): a job that reaches its execute
-    point later than DeferralTime + DeferralWindow is put on hold."""
+    """Deferral Window (the HTCondor manual's "Time Scheduling for Job Execution"): a job that
+    reaches its execute point later than DeferralTime + DeferralWindow is put on hold."""
     pool = make_pool()
     exe = script(pool.jobs_dir, "never.sh", "exit 0\n")
     cluster = pool.submit(f"executable = {exe}\ndeferral_time = (QDate - 100)\ndeferral_window = 10\nqueue\n")

@@ -1,11 +1,11 @@
-"""Execute-side policy on a live pool: the desktop policy driven by scripted owner activity,
-and partitionable slots carved and given back by real jobs (seed: policy-configuration.rst,
-"condor_startd Policy Configuration" and "Dynamic Provisioning: Partitionable and Dynamic Slots").
+"""Execute-side policy on a live pool: the desktop policy driven by scripted owner activity, and
+partitionable slots carved and given back by real jobs (the HTCondor manual's "Policy Configuration
+for Execution Points": "condor_startd Policy Configuration" and "Dynamic Provisioning: Partitionable
+and Dynamic Slots").
 
 The owner is played through ``pool.sensors``: ``keyboard_active_at`` in the future keeps
-``KeyboardIdle`` at 0 (the owner is typing), one far in the past makes the keyboard idle.
-The desktop policy's times are shrunk to seconds so each test takes a few of them.
-"""
+``KeyboardIdle`` at 0 (the owner is typing), one far in the past makes the keyboard idle. The
+desktop policy's times are shrunk to seconds so each test takes a few of them."""
 
 from __future__ import annotations
 
@@ -93,11 +93,12 @@ def _events(log: str, cluster: int) -> list[str]:
 
 
 def test_desktop_owner_activity_suspends_then_continues_the_job(make_pool) -> None:
-    """Claimed State, transitions 14 and 15 (policy-configuration.rst, "Claimed State"; the
-    desktop policy of "Examples of Policy Configuration"): the owner typing makes SUSPEND true
-    and all the job's processes are stopped, one that left the job's process group included
-    (Claimed/Suspended, JobStatus 7); once the keyboard is idle again CONTINUE resumes them
-    (Claimed/Busy, JobStatus 2). Removing the job then kills every one of them."""
+    """Claimed State, transitions 14 and 15 (the HTCondor manual's "Policy Configuration for
+    Execution Points", "Claimed State"; the desktop policy of "Examples of Policy Configuration"):
+    the owner typing makes SUSPEND true and all the job's processes are stopped, one that left the
+    job's process group included (Claimed/Suspended, JobStatus 7); once the keyboard is idle again
+    CONTINUE resumes them (Claimed/Busy, JobStatus 2). Removing the job then kills every one of
+    them."""
     pool = make_pool(DESKTOP + "MaxSuspendTime = 600\n")
     _owner_idle(pool)
     cluster, family = _start_family(pool)
@@ -130,10 +131,10 @@ def test_desktop_owner_activity_suspends_then_continues_the_job(make_pool) -> No
 
 
 def test_desktop_owner_stays_active_job_vacated_with_its_kill_sig(make_pool) -> None:
-    """Claimed State, transitions 16 and 18, then Preempting/Vacating and 22
-    (policy-configuration.rst, "Claimed State" and "Preempting State"): the owner keeps typing
-    past MaxSuspendTime, PREEMPT becomes true and, with no retirement on a desktop, the job is
-    continued and sent its KillSig (here SIGUSR1, which it traps); the slot goes to Owner and
+    """Claimed State, transitions 16 and 18, then Preempting/Vacating and 22 (the HTCondor manual's
+    "Policy Configuration for Execution Points", "Claimed State" and "Preempting State"): the owner
+    keeps typing past MaxSuspendTime, PREEMPT becomes true and, with no retirement on a desktop, the
+    job is continued and sent its KillSig (here SIGUSR1, which it traps); the slot goes to Owner and
     the job back to Idle with an eviction (004) in its user log."""
     pool = make_pool(DESKTOP + "MaxSuspendTime = 3\nMachineMaxVacateTime = 20\n")
     _owner_idle(pool)
@@ -165,11 +166,12 @@ def test_desktop_owner_stays_active_job_vacated_with_its_kill_sig(make_pool) -> 
 
 
 def test_desktop_job_ignoring_its_kill_sig_is_hard_killed_after_the_vacate_time(make_pool) -> None:
-    """Preempting State (policy-configuration.rst): a job has the maximum vacating time
-    (MachineMaxVacateTime) to exit after its soft kill; one that ignores its KillSig is then
-    killed with SIGKILL, child and all, and the slot goes back to its owner (22/25).
-    (The startd hands the vacate time to the starter, as HTCondor's ``Claim::starterKillSoft``
-    does, so the slot's activity is not asserted: the manual has it enter Killing.)"""
+    """Preempting State (the HTCondor manual's "Policy Configuration for Execution Points"): a job
+    has the maximum vacating time (MachineMaxVacateTime) to exit after its soft kill; one that
+    ignores its KillSig is then killed with SIGKILL, child and all, and the slot goes back to its
+    owner (22/25). (The startd hands the vacate time to the starter, as HTCondor's
+    ``Claim::starterKillSoft`` does, so the slot's activity is not asserted: the manual has it enter
+    Killing.)"""
     vacate = 4
     pool = make_pool(DESKTOP + f"MaxSuspendTime = 1\nMachineMaxVacateTime = {vacate}\n")
     _owner_idle(pool)
@@ -189,12 +191,12 @@ def test_desktop_job_ignoring_its_kill_sig_is_hard_killed_after_the_vacate_time(
 
 
 def test_partitionable_slot_carves_dynamic_slots_and_takes_them_back(make_pool) -> None:
-    """Dynamic Provisioning: Partitionable and Dynamic Slots (policy-configuration.rst): each
-    job gets a dynamic slot ``slot1_N`` carved with its RequestCpus/RequestMemory, the
-    partitionable slot advertises what is left, and when the jobs are done the dynamic slots
-    go away and their resources return to the partitionable slot. RequestMemory is rounded up
-    to 128 MiB by the default MODIFY_REQUEST_EXPR_REQUESTMEMORY ("Defaults for Partitionable
-    Slot Sizes"): 300 MiB asked, 384 MiB carved."""
+    """Dynamic Provisioning: Partitionable and Dynamic Slots (the HTCondor manual's "Policy
+    Configuration for Execution Points"): each job gets a dynamic slot ``slot1_N`` carved with its
+    RequestCpus/RequestMemory, the partitionable slot advertises what is left, and when the jobs are
+    done the dynamic slots go away and their resources return to the partitionable slot.
+    RequestMemory is rounded up to 128 MiB by the default MODIFY_REQUEST_EXPR_REQUESTMEMORY
+    ("Defaults for Partitionable Slot Sizes"): 300 MiB asked, 384 MiB carved."""
     pool = make_pool("NUM_CPUS = 2\nMEMORY = 1024\n")
 
     def pslot():

@@ -1,12 +1,12 @@
 """Preemption on a live pool: the machine's RANK, retirement, user priority with
-PREEMPTION_REQUIREMENTS, and fair share between users (seeds: policy-configuration.rst,
-"The RANK Expression" and "Claimed State"; user-priorities-and-negotiation.txt, 3.6.3
-"Priorities in Negotiation and Preemption" and 3.6.6 "the Pie Spin and Pie Slice").
+PREEMPTION_REQUIREMENTS, and fair share between users (the HTCondor manual's "Policy Configuration
+for Execution Points": "The RANK Expression" and "The Claimed State and Leases"; its "User
+Priorities and Negotiation": "Priorities in Negotiation and Preemption" and "The Layperson's
+Description of the Pie Spin and Pie Slice").
 
-Submitters are told apart by ``Owner`` (``pool.submit(..., owner=...)``); their accounting
-names are ``owner@e2e.test``. Every HTCondor user starts with priority factor 1000
-(DEFAULT_PRIO_FACTOR), so a test gives one user a better priority by lowering its factor.
-"""
+Submitters are told apart by ``Owner`` (``pool.submit(..., owner=...)``); their accounting names are
+``owner@e2e.test``. Every HTCondor user starts with priority factor 1000 (DEFAULT_PRIO_FACTOR), so a
+test gives one user a better priority by lowering its factor."""
 
 from __future__ import annotations
 
@@ -67,11 +67,11 @@ def _priorities(pool) -> dict[str, dict]:
 
 
 def test_rank_preemption_on_garrisons_machine(make_pool) -> None:
-    """The RANK Expression (policy-configuration.rst): on ``bass``,
-    RANK = (Owner == "coltrane") + (Owner == "tyner") + ((Owner == "garrison") * 10)
-    + (Owner == "jones"). Elvin Jones' job (rank 1) preempts an outsider's (rank 0); Jimmy
-    Garrison's (rank 10) preempts Jones'; Coltrane's (rank 1) does not preempt Garrison's.
-    RANK preemption needs no PREEMPTION_REQUIREMENTS (false here, as by default)."""
+    """The RANK Expression (the HTCondor manual's "Policy Configuration for Execution Points"): on
+    ``bass``, RANK = (Owner == "coltrane") + (Owner == "tyner") + ((Owner == "garrison") * 10) +
+    (Owner == "jones"). Elvin Jones' job (rank 1) preempts an outsider's (rank 0); Jimmy Garrison's
+    (rank 10) preempts Jones'; Coltrane's (rank 1) does not preempt Garrison's. RANK preemption
+    needs no PREEMPTION_REQUIREMENTS (false here, as by default)."""
     pool = make_pool(_static_slots(1) + """
 RANK = (Owner == "coltrane") + (Owner == "tyner") + ((Owner == "garrison") * 10) + (Owner == "jones")
 PREEMPTION_REQUIREMENTS = False
@@ -109,12 +109,12 @@ PREEMPTION_REQUIREMENTS = False
 
 @pytest.mark.parametrize("early", [False, True], ids=["retire-then-match", "early-preemption"])
 def test_rank_preemption_waits_for_max_job_retirement_time(make_pool, early: bool) -> None:
-    """Claimed State, transitions 13 and 18 (policy-configuration.rst): a job preempted for a
-    better-ranked one first retires - it keeps running for MAXJOBRETIREMENTTIME counted from
-    its start - and is then vacated. Without NEGOTIATOR_CONSIDER_EARLY_PREEMPTION the
-    negotiator leaves the claim alone until its retirement is over (the slot stays
-    Claimed/Busy); with it the preempting claim arrives at once and the slot shows
-    Claimed/Retiring for the rest of the retirement. A retiring job is sent its KillSig early
+    """Claimed State, transitions 13 and 18 (the HTCondor manual's "Policy Configuration for
+    Execution Points"): a job preempted for a better-ranked one first retires - it keeps running for
+    MAXJOBRETIREMENTTIME counted from its start - and is then vacated. Without
+    NEGOTIATOR_CONSIDER_EARLY_PREEMPTION the negotiator leaves the claim alone until its retirement
+    is over (the slot stays Claimed/Busy); with it the preempting claim arrives at once and the slot
+    shows Claimed/Retiring for the rest of the retirement. A retiring job is sent its KillSig early
     enough that the whole MachineMaxVacateTime fits in its retirement (HTCondor's
     ``Resource::retirementExpired``), so the vacate time here is short: 2 s of 8."""
     retirement, vacate = 8, 2
@@ -158,10 +158,10 @@ NEGOTIATOR_CONSIDER_EARLY_PREEMPTION = {early}
 
 
 def test_priority_preemption_with_preemption_requirements(make_pool) -> None:
-    """Priorities in Negotiation and Preemption (user-priorities-and-negotiation.txt 3.6.3,
-    3.6.5 rule 4): a user with a much better effective priority preempts the jobs of a worse
-    one when PREEMPTION_REQUIREMENTS holds - here the usual 20 % better priority, and only
-    once the running claims are older than a few seconds ("deny preemption if a current
+    """Priorities in Negotiation and Preemption (the HTCondor manual's "User Priorities and
+    Negotiation"; "Negotiation", rule 4): a user with a much better effective priority preempts the
+    jobs of a worse one when PREEMPTION_REQUIREMENTS holds - here the usual 20 % better priority,
+    and only once the running claims are older than a few seconds ("deny preemption if a current
     running job has been running for a relatively short period of time")."""
     hold_off = 6
     pool = make_pool(_static_slots(2) + f"""
@@ -188,7 +188,8 @@ PREEMPTION_REQUIREMENTS = (time() - EnteredCurrentState) > {hold_off} && RemoteU
 
 
 def test_no_priority_preemption_when_the_negotiator_does_not_consider_it(make_pool) -> None:
-    """NEGOTIATOR_CONSIDER_PREEMPTION = False (user-priorities-and-negotiation.txt 3.6.3):
+    """NEGOTIATOR_CONSIDER_PREEMPTION = False (the HTCondor manual's "Priorities in Negotiation and
+    Preemption"):
     the negotiator leaves claimed slots out of matchmaking, so even a much better priority
     and a true PREEMPTION_REQUIREMENTS preempt nothing."""
     pool = make_pool(_static_slots(1) + """
@@ -209,14 +210,14 @@ NEGOTIATOR_CONSIDER_PREEMPTION = False
 
 
 def test_fair_share_follows_the_inverse_effective_priorities(make_pool) -> None:
-    """The Pie Spin and Pie Slice (user-priorities-and-negotiation.txt 3.6.6, 3.6.4): each
-    cycle a user's slice of the pool is proportional to 1/EUP, EUP = RUP x factor. With
-    factors 1 and 3 (and RUPs at the 0.5 floor for the length of the test, under the
-    default one-day PRIORITY_HALFLIFE) tester should get three slots for each of bob's.
-    Tester starts with all four slots; CLAIM_WORKLIFE = 0 sends every slot back to the
-    negotiator after each job, so the shares converge without preemption. Slots are freed
-    one at a time and each waits for the next cycle, so the running counts wobble: the
-    check is on averages over a window."""
+    """The Pie Spin and Pie Slice (the HTCondor manual's "User Priorities and Negotiation", with
+    "Priority Calculation"): each cycle a user's slice of the pool is proportional to 1/EUP, EUP
+    = RUP x factor. With factors 1 and 3 (and RUPs at the 0.5 floor for the length of the test,
+    under the default one-day PRIORITY_HALFLIFE) tester should get three slots for each of bob's.
+    Tester starts with all four slots; CLAIM_WORKLIFE = 0 sends every slot back to the negotiator
+    after each job, so the shares converge without preemption. Slots are freed one at a time and
+    each waits for the next cycle, so the running counts wobble: the check is on averages over a
+    window."""
     pool = make_pool(_static_slots(4) + "CLAIM_WORKLIFE = 0\n")
     _setfactor(pool, "tester", 1)
     _setfactor(pool, "bob", 3)
@@ -250,9 +251,9 @@ def test_fair_share_follows_the_inverse_effective_priorities(make_pool) -> None:
 
 
 def test_accumulated_usage_is_the_slot_time_used(make_pool) -> None:
-    """Priority Calculation (user-priorities-and-negotiation.txt 3.6.4): RUP is recomputed
-    "over non-uniform time intervals without affecting the calculation"; the accumulated usage
-    grows by the resources used times the time passed, so one job alone on one slot for 8 s
+    """Priority Calculation (the HTCondor manual's "User Priorities and Negotiation"): RUP is
+    recomputed "over non-uniform time intervals without affecting the calculation"; the accumulated
+    usage grows by the resources used times the time passed, so one job alone on one slot for 8 s
     adds about 8 slot-seconds, however often the accountant is asked."""
     pool = make_pool(_static_slots(1))
     exe = script(pool.jobs_dir, "eight.sh", "sleep 8\n")

@@ -73,7 +73,7 @@ def submitters(
         AutoclusterPolicy(negotiate_all_jobs_in_cluster=all_jobs),
     )
     return [
-        SubmitterAd(name, schedd="schedd@host", requests=resource_requests(jobs, table),
+        SubmitterAd(name, schedd="schedd@host", requests=resource_requests(jobs, table, START),
                     running_jobs=(running or {}).get(name, 0))
         for name, jobs in jobs_by_submitter.items()
     ]

@@ -1,4 +1,6 @@
-"""The accountant: seed "User Priorities and Negotiation" 3.6.1, 3.6.2, 3.6.4 and condor_userprio."""
+"""The accountant and condor_userprio, after the HTCondor manual's "User Priorities and
+Negotiation": its "Real User Priority (RUP)", "Effective User Priority (EUP)" and "Priority
+Calculation"."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from tests.negotiator.helpers import DAY, START, claimed, slot
 
 
 def test_half_life_decay_10_5_2_5() -> None:
-    """3.6.1: a RUP of 10 with no running jobs is 5 one half-life later, 2.5 two later."""
+    """RUP: a RUP of 10 with no running jobs is 5 one half-life later, 2.5 two later."""
     acct = Accountant()
     acct.update_priorities(START)
     acct.set_priority("u@d", 10)
@@ -21,7 +23,8 @@ def test_half_life_decay_10_5_2_5() -> None:
 
 
 def test_halflife_knob_and_minimum() -> None:
-    """3.6.4: β = 0.5^(δt/h) with h = PRIORITY_HALFLIFE; the RUP never drops below 0.5."""
+    """Priority Calculation: β = 0.5^(δt/h) with h = PRIORITY_HALFLIFE; the RUP never drops below
+    0.5."""
     acct = Accountant(AccountantPolicy(priority_halflife=3600))
     acct.update_priorities(START)
     acct.set_priority("u@d", 4)
@@ -32,7 +35,7 @@ def test_halflife_knob_and_minimum() -> None:
 
 
 def test_steady_state_rup_equals_resources_used() -> None:
-    """3.6.1: a user continuously using ten resources stabilises at a RUP of ten."""
+    """RUP: a user continuously using ten resources stabilises at a RUP of ten."""
     acct = Accountant()
     slots = [claimed(f"s{i}@m", "u@d") for i in range(10)]
     t = START
@@ -63,7 +66,7 @@ def test_usage_weighted_by_slot_weight_and_suspension() -> None:
 
 
 def test_factors_default_nice_remote_and_per_user() -> None:
-    """3.6.2: DEFAULT_PRIO_FACTOR, nice users, remote users, per-user factors; EUP = RUP × factor."""
+    """EUP: DEFAULT_PRIO_FACTOR, nice users, remote users, per-user factors; EUP = RUP × factor."""
     acct = Accountant(AccountantPolicy(accountant_local_domain="cs.wisc.edu"))
     assert acct.priority_factor("alice@cs.wisc.edu") == 1000
     assert acct.priority_factor("nice-user.bob@cs.wisc.edu") == 1e10
@@ -112,9 +115,9 @@ def test_group_records_charge_hierarchically() -> None:
 
 
 def test_ceiling_floor_and_factor_leases() -> None:
-    """Reference 1.7: a lease keeps the value it replaces and an absolute expiry; setting one fails
-    for a duration that is not positive, an invalid value, or while another lease runs; records
-    never leased carry no lease attributes; a store reloads leases without loss."""
+    """``Accountant.cpp``'s leases: a lease keeps the value it replaces and an absolute expiry;
+    setting one fails for a duration that is not positive, an invalid value, or while another lease
+    runs; records never leased carry no lease attributes; a store reloads leases without loss."""
     store = MemoryStore()
     acct = Accountant(store=store)
     acct.set_floor("u@d", 2)
@@ -146,7 +149,7 @@ def test_ceiling_floor_and_factor_leases() -> None:
 
 
 def test_lease_expires_at_the_start_of_a_cycle() -> None:
-    """Reference 2.2 step 2: each cycle first expires leases; a leased ceiling of 3 caps the
+    """``negotiationTime``: each cycle first expires leases; a leased ceiling of 3 caps the
     submitter until its hour is up, then the ceiling before it (none) applies again."""
     from htcpool.negotiator import negotiate
     from tests.negotiator.helpers import many_jobs, submitters
@@ -162,9 +165,9 @@ def test_lease_expires_at_the_start_of_a_cycle() -> None:
 
 
 def test_frequent_updates_lose_no_usage() -> None:
-    """3.6.4: RUP is recomputed "over non-uniform time intervals without affecting the calculation";
-    a slot used for 8 s accumulates 8 slot-seconds however often the accountant updates (every
-    0.9 s here: each update counts whole seconds and carries the fraction over)."""
+    """Priority Calculation: RUP is recomputed "over non-uniform time intervals without affecting
+    the calculation"; a slot used for 8 s accumulates 8 slot-seconds however often the accountant
+    updates (every 0.9 s here: each update counts whole seconds and carries the fraction over)."""
     acct = Accountant()
     busy = [claimed("s@m", "u@d")]
     t = START + 0.25

@@ -1,4 +1,6 @@
-"""The negotiation cycle without groups: seed 3.6.2, 3.6.5, 3.6.6 and "Job Priority"."""
+"""The negotiation cycle without groups, after the HTCondor manual's "User Priorities and
+Negotiation" (its "Effective User Priority (EUP)", "Negotiation" and "The Layperson's Description of
+the Pie Spin and Pie Slice") and "Job Priority" in "Job Scheduling"."""
 
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ def _accountant(prios: dict[str, float]) -> Accountant:
 
 
 def test_eup_5_10_20_share_4_2_1() -> None:
-    """3.6.2: EUP 5 gets twice what EUP 10 gets and four times what EUP 20 gets."""
+    """EUP: EUP 5 gets twice what EUP 10 gets and four times what EUP 20 gets."""
     acct = _accountant({"a@d": 5, "b@d": 10, "c@d": 20})
     slots = [slot(f"slot{i}@m") for i in range(70)]
     subs = submitters(slots, {n: many_jobs(100, i + 1) for i, n in enumerate(["c@d", "b@d", "a@d"])})
@@ -28,7 +30,8 @@ def test_eup_5_10_20_share_4_2_1() -> None:
 
 
 def test_unused_share_is_repartitioned_by_the_pie_spin() -> None:
-    """3.6.2/3.6.6: what A cannot use is spun out again to the others by the inverse ratio."""
+    """EUP and the pie spin: what A cannot use is spun out again to the others by the inverse
+    ratio."""
     acct = _accountant({"a@d": 5, "b@d": 10, "c@d": 20})
     slots = [slot(f"slot{i}@m") for i in range(70)]
     subs = submitters(slots, {"a@d": many_jobs(5, 1), "b@d": many_jobs(100, 2), "c@d": many_jobs(100, 3)})
@@ -54,7 +57,8 @@ def test_jobs_in_priority_order_and_unmatchable_do_not_block() -> None:
 
 
 def test_cluster_skipping_and_negotiate_all_jobs_in_cluster() -> None:
-    """3.6.5: after one job of an autocluster fails, its siblings are skipped; the knob disables it."""
+    """Negotiation: after one job of an autocluster fails, its siblings are skipped; the knob
+    disables it."""
     slots = [slot("s@m")]
     jobs = [job(1, p, RequestMemory=2048) for p in range(50)]
     out = negotiate(START, slots, submitters(slots, {"u@d": jobs}), _accountant({}))
@@ -76,7 +80,8 @@ def test_identical_job_shapes_are_evaluated_once() -> None:
 
 
 def test_rank_orders_candidates_and_ties_go_to_input_order() -> None:
-    """3.6.5: candidates sorted by pre-job rank, job RANK, post-job rank; ties by input order."""
+    """Negotiation: candidates sorted by pre-job rank, job RANK, post-job rank; ties by input
+    order."""
     slots = [slot("small@m", Memory=1024), slot("big@m", Memory=8192), slot("big2@m", Memory=8192)]
     pol = NegotiatorPolicy(pre_job_rank="0", post_job_rank="0")
     out = negotiate(START, slots, submitters(slots, {"u@d": [job(1, Rank="=TARGET.Memory")]}, pol),
@@ -94,14 +99,14 @@ def test_default_pre_job_rank_prefers_smallest_fitting_slot() -> None:
 
 
 def test_claimed_idle_slots_are_skipped() -> None:
-    """3.6.5 rule 2: a machine Claimed but not running a job is not a candidate."""
+    """Negotiation rule 2: a machine Claimed but not running a job is not a candidate."""
     idle = slot("ci@m", State="Claimed", Activity="Idle", RemoteUser="x@d", Rank=10)
     out = negotiate(START, [idle], submitters([idle], {"u@d": [job(1)]}), _accountant({}))
     assert out.result.matches == []
 
 
 def test_nice_user_runs_only_on_slots_nobody_else_wants() -> None:
-    """3.6.2 nice users: NICE_USER_PRIO_FACTOR makes their share tiny; they get leftovers only."""
+    """EUP, nice users: NICE_USER_PRIO_FACTOR makes their share tiny; they get leftovers only."""
     acct = Accountant()
     acct.update_priorities(START)
     slots = [slot(f"s{i}@m") for i in range(10)]
@@ -116,7 +121,8 @@ def test_nice_user_runs_only_on_slots_nobody_else_wants() -> None:
 
 
 def test_rank_preemption() -> None:
-    """3.6.5: a claimed machine whose RANK prefers the job is a candidate by reason of Rank."""
+    """Negotiation: a claimed machine whose RANK prefers the job is a candidate by reason of
+    Rank."""
     busy = [slot("s@m", State="Claimed", Activity="Busy", RemoteUser="x@d", CurrentRank=0,
                  Rank='=TARGET.Department == "physics"')]
     out = negotiate(START, busy, submitters(busy, {"u@d": [job(1, Department="physics")]}), _accountant({}))
@@ -146,8 +152,9 @@ def test_cycle_statistics() -> None:
 
 
 def test_phase3_is_the_submitter_sort_measured_by_the_injected_timer() -> None:
-    """Reference 5.5: Phase3Duration is the time spent sorting submitters, Phase4Duration the rest
-    of matching; both come from the injected timer (here one tick per reading)."""
+    """``publishNegotiationCycleStats``: Phase3Duration is the time spent sorting submitters,
+    Phase4Duration the rest of matching; both come from the injected timer (here one tick per
+    reading)."""
     slots = [slot(f"s{i}@m") for i in range(3)]
     ticks = iter(range(1000))
     out = negotiate(START, slots, submitters(slots, {"u@d": many_jobs(5), "v@d": many_jobs(1, 9)}),
@@ -162,7 +169,7 @@ def test_phase3_is_the_submitter_sort_measured_by_the_injected_timer() -> None:
 
 
 def test_submitter_ceiling_caps_matches() -> None:
-    """Reference 2.5 and 1.7: a submitter's Ceiling caps its weighted usage (headroom is the
+    """``negotiateWithGroup``: a submitter's Ceiling caps its weighted usage (headroom is the
     ceiling less its usage); −1 means none."""
     slots = [slot(f"s{i}@m") for i in range(10)]
     acct = _accountant({})
@@ -175,8 +182,9 @@ def test_submitter_ceiling_caps_matches() -> None:
 
 
 def test_submitter_floor_runs_a_floor_round_first() -> None:
-    """Reference 2.4 and 2.5: a submitter below its Floor negotiates first, in a floor round capped
-    by the floor, whatever its priority; without the floor it gets only its small share."""
+    """``findBelowFloorSubmitters`` and ``negotiateWithGroup``: a submitter below its Floor
+    negotiates first, in a floor round capped by the floor, whatever its priority; without the floor
+    it gets only its small share."""
     slots = [slot(f"s{i}@m") for i in range(6)]
     jobs = {"good@d": many_jobs(10, 1), "poor@d": many_jobs(10, 2)}
     got = count_by(negotiate(START, slots, submitters(slots, jobs), _accountant({"good@d": 1, "poor@d": 1000})).result.matches)
@@ -189,9 +197,9 @@ def test_submitter_floor_runs_a_floor_round_first() -> None:
 
 
 def test_time_limits_use_the_injected_timer() -> None:
-    """Reference 2.5 rules 2–4 and 7: a session ends at min(PIESPIN, what is left of the cycle's,
-    the submitter's and the schedd's time); a submitter whose time is spent is done and listed in
-    SubmittersOutOfTime. Here every timer reading advances one second."""
+    """``negotiateWithGroup``'s time limits: a session ends at min(PIESPIN, what is left of the
+    cycle's, the submitter's and the schedd's time); a submitter whose time is spent is done and
+    listed in SubmittersOutOfTime. Here every timer reading advances one second."""
     slots = [slot(f"s{i}@m") for i in range(100)]
 
     def run(**limits: float) -> tuple[int, list[str], int]:
@@ -212,7 +220,7 @@ def test_time_limits_use_the_injected_timer() -> None:
 
 
 def test_time_limits_are_checked_before_the_ceiling() -> None:
-    """Reference 2.5 step 11: the outcome is the first rule that applies, and a spent submitter
+    """``negotiateWithGroup``: the outcome is the first rule that applies, and a spent submitter
     time (rule 2) comes before a spent ceiling (rule 6), so the submitter is listed out of time."""
     slots = [slot("s@m")]
     acct = _accountant({})
@@ -223,9 +231,9 @@ def test_time_limits_are_checked_before_the_ceiling() -> None:
 
 
 def test_taken_slot_classes_cost_no_evaluation() -> None:
-    """Reference 3.2: only available slots are candidates. Once every slot of a class is taken, later
-    requests do not evaluate it: five new job shapes after the pool is full are rejected ("no match
-    found") without one more requirements test."""
+    """``matchmakingAlgorithm``: only available slots are candidates. Once every slot of a class is
+    taken, later requests do not evaluate it: five new job shapes after the pool is full are
+    rejected ("no match found") without one more requirements test."""
     from htcpool.negotiator.cycle import NegotiationCycle
 
     slots = [slot(f"s{i}@m") for i in range(10)]
@@ -238,10 +246,10 @@ def test_taken_slot_classes_cost_no_evaluation() -> None:
 
 
 def test_requirements_results_are_shared_by_what_they_read() -> None:
-    """Reference 3.2 (IsAMatch reads only what the two Requirements reference): autoclusters that
-    differ only in attributes neither Requirements reads (here RequestDisk) share one test per slot
-    class; those that differ in what is read (RequestMemory) are tested apart, with their own
-    outcome."""
+    """``matchmakingAlgorithm`` (``IsAMatch`` reads only what the two Requirements reference):
+    autoclusters that differ only in attributes neither Requirements reads (here RequestDisk) share
+    one test per slot class; those that differ in what is read (RequestMemory) are tested apart,
+    with their own outcome."""
     from htcpool.negotiator.cycle import NegotiationCycle
 
     slots = [slot(f"s{i}@m") for i in range(10)]  # 1024 MB each

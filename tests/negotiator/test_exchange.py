@@ -16,7 +16,7 @@ from htcpool.negotiator import (
 )
 from htcpool.protocol import FetchRequests, IdleJobs, MatchInfo
 from htcpool.protocol.startd import MatchNotification
-from tests.negotiator.helpers import job, slot
+from tests.negotiator.helpers import START, job, slot
 
 
 def _submitter(name: str, schedd: object, idle: object, running: object = 0) -> ClassAd:
@@ -38,10 +38,10 @@ def test_the_schedds_idle_jobs_become_each_submitters_requests() -> None:
     ads = [_submitter("a@x", "http://s1", 2), _submitter("b@x", "http://s1", 0, 1)]
     table = AutoclusterTable(significant_attributes([slot("s1")], NegotiatorPolicy()))
     idle = IdleJobs(("a@x", "a@x"), (job(1, 0), job(1, 1)))
-    a, b = submitter_entries("http://s1", ads, idle, table)
+    a, b = submitter_entries("http://s1", ads, idle, table, START)
     assert (a.name, a.schedd, [r.jobs for r in a.requests]) == ("a@x", "http://s1", [((1, 0), (1, 1))])
     assert (b.name, b.requests, b.running_jobs) == ("b@x", [], 1)
-    assert [e.requests for e in submitter_entries("http://s1", ads, None, table)] == [[], []]
+    assert [e.requests for e in submitter_entries("http://s1", ads, None, table, START)] == [[], []]
 
 
 def _match(slot_name: str, reason: PreemptState = PreemptState.NONE, dslots: tuple[str, ...] = ()) -> Match:

@@ -1,8 +1,10 @@
-"""USE_GLOBAL_JOB_PRIOS: reference 2.2 (one submitter entry per JobPrioArray value), 2.6 (JobPrio
-between EUP and starvation in the submitter order) and 2.5 step 8 (neighbouring entries merged)."""
+"""USE_GLOBAL_JOB_PRIOS (HTCondor 25 ``matchmaker.cpp``): one submitter entry per JobPrioArray value
+(``obtainAdsFromCollector``), JobPrio between EUP and starvation in the submitter order
+(``submitterLessThan``) and neighbouring entries merged (``negotiateWithGroup``)."""
 
 from __future__ import annotations
 
+from htcpool.classad import EvalContext, fixed_clock
 from htcpool.negotiator import Accountant, NegotiatorPolicy, negotiate, policy_from_config
 from htcpool.negotiator.globalprios import JobPriosSource
 from tests.negotiator.helpers import START, count_by, job, slot, submitters
@@ -20,8 +22,8 @@ def _accountant(prios: dict[str, float] | None = None) -> Accountant:
 
 
 def test_high_priority_job_of_another_user_goes_first() -> None:
-    """Reference 2.6: at equal EUP, bob's JobPrio-10 job is negotiated before alice's JobPrio-0 job
-    only with USE_GLOBAL_JOB_PRIOS; without it the tie goes to alice (input order)."""
+    """``submitterLessThan``: at equal EUP, bob's JobPrio-10 job is negotiated before alice's
+    JobPrio-0 job only with USE_GLOBAL_JOB_PRIOS; without it the tie goes to alice (input order)."""
     slots = [slot("s@m")]
     jobs = {"alice@d": [job(1, 0, JobPrio=0)], "bob@d": [job(2, 0, JobPrio=10)]}
     plain = negotiate(START, slots, submitters(slots, jobs), _accountant())
@@ -31,7 +33,7 @@ def test_high_priority_job_of_another_user_goes_first() -> None:
 
 
 def test_user_priority_still_comes_first() -> None:
-    """Reference 2.6: EUP is the first key; JobPrio only orders submitters of equal EUP."""
+    """``submitterLessThan``: EUP is the first key; JobPrio only orders submitters of equal EUP."""
     slots = [slot("s@m")]
     jobs = {"alice@d": [job(1, 0, JobPrio=0)], "bob@d": [job(2, 0, JobPrio=10)]}
     out = negotiate(START, slots, submitters(slots, jobs, GLOBAL), _accountant({"bob@d": 5}), GLOBAL)
@@ -39,9 +41,9 @@ def test_user_priority_still_comes_first() -> None:
 
 
 def test_neighbouring_entries_of_one_submitter_merge() -> None:
-    """Reference 2.5 step 8: alice's entries for JobPrio 10 and 5 sort next to each other and merge
-    into one session for the band [5, 10], so her unmatchable autocluster is rejected once; with
-    bob's JobPrio-7 entry between them they stay apart and each session rejects it."""
+    """``negotiateWithGroup``: alice's entries for JobPrio 10 and 5 sort next to each other and
+    merge into one session for the band [5, 10], so her unmatchable autocluster is rejected once;
+    with bob's JobPrio-7 entry between them they stay apart and each session rejects it."""
     slots = [slot("s@m")]
     alice = [job(1, 0, JobPrio=10, RequestMemory=999999), job(2, 0, JobPrio=5, RequestMemory=999999)]
     out = negotiate(START, slots, submitters(slots, {"alice@d": alice}, GLOBAL), _accountant(), GLOBAL)
@@ -53,9 +55,10 @@ def test_neighbouring_entries_of_one_submitter_merge() -> None:
 
 
 def test_entries_share_the_submitters_share_and_jobs() -> None:
-    """Reference 2.2 and 2.5: entries of one submitter are separate sessions with one share:
-    alice's JobPrio-3 entry uses her half of the four slots, bob's JobPrio-2 entry comes next, her
-    JobPrio-1 entry gets nothing more on that spin and the last slot on the next; no job twice."""
+    """``obtainAdsFromCollector`` and ``negotiateWithGroup``: entries of one submitter are separate
+    sessions with one share: alice's JobPrio-3 entry uses her half of the four slots, bob's
+    JobPrio-2 entry comes next, her JobPrio-1 entry gets nothing more on that spin and the last slot
+    on the next; no job twice."""
     slots = [slot(f"s{i}@m") for i in range(4)]
     alice = [job(1, p, JobPrio=3 if p < 2 else 1) for p in range(4)]
     jobs = {"alice@d": alice, "bob@d": [job(2, 0, JobPrio=2)]}
@@ -66,8 +69,8 @@ def test_entries_share_the_submitters_share_and_jobs() -> None:
 
 
 def test_submitter_without_idle_jobs_has_no_entry() -> None:
-    """Reference 2.2: entries come from JobPrioArray, which is empty without idle jobs, so a
-    submitter with only running jobs takes no part in the shares."""
+    """``obtainAdsFromCollector``: entries come from JobPrioArray, which is empty without idle jobs,
+    so a submitter with only running jobs takes no part in the shares."""
     slots = [slot(f"s{i}@m") for i in range(4)]
     subs = submitters(slots, {"alice@d": [job(1, p) for p in range(4)], "carol@d": []},
                       running={"carol@d": 2})
@@ -89,12 +92,13 @@ def test_job_prio_array_is_capped() -> None:
 
 
 def test_band_request_lists() -> None:
-    """Reference 2.7: for a band the schedd sends its idle jobs with JobPrio in the band, in its
-    order, consecutive jobs of one autocluster in one request; placed jobs are gone."""
+    """``negotiate`` (``JOBPRIO_MIN``/``JOBPRIO_MAX``): for a band the schedd sends its idle jobs
+    with JobPrio in the band, in its order, consecutive jobs of one autocluster in one request;
+    placed jobs are gone."""
     slots = [slot("s@m")]
     jobs = [job(1, 0, JobPrio=9), job(1, 1, JobPrio=5), job(2, 0, JobPrio=5, RequestMemory=700), job(1, 2, JobPrio=1)]
     (sub,) = submitters(slots, {"u@d": jobs})
-    source = JobPriosSource(sub.requests)
+    source = JobPriosSource(sub.requests, EvalContext(clock=fixed_clock(START)))
     assert source.array(500) == [9, 5, 1] and source.array(1) == [9]
     assert [(r.jobs, r.job_prios) for r in source.requests_for((1, 9))] == [
         (((1, 0), (1, 1)), (9, 5)), (((2, 0),), (5,)), (((1, 2),), (1,))]

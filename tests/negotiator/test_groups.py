@@ -1,4 +1,5 @@
-"""Hierarchical group quotas: seed 3.6.7 and 3.6.8, with the numbers of its examples."""
+"""Hierarchical group quotas: the HTCondor manual's "Group Accounting" and "Accounting Groups with
+Hierarchical Group Quotas", with the numbers of its examples."""
 
 from __future__ import annotations
 
@@ -34,14 +35,14 @@ def _run(groups: GroupPolicy, nslots: int, demand: dict[str, int]) -> tuple[dict
 
 
 def test_static_quotas_20_10() -> None:
-    """3.6.8: thirty slots, physics limited to 20 and chemistry to 10."""
+    """Group quotas: thirty slots, physics limited to 20 and chemistry to 10."""
     got, tree = _run(GroupPolicy(PHYS_CHEM), 30, {"group_physics.einstein@d": 50, "group_chemistry.curie@d": 50})
     assert got == {"group_physics": 20, "group_chemistry": 10}
 
 
 def test_power_failure_scales_quotas_to_10_5() -> None:
-    """3.6.8: fifteen slots left scale physics to 10 and chemistry to 5 (oversubscription off,
-    because HTCondor 25 defaults NEGOTIATOR_ALLOW_QUOTA_OVERSUBSCRIPTION to true)."""
+    """Group quotas: fifteen slots left scale physics to 10 and chemistry to 5 (oversubscription
+    off, because HTCondor 25 defaults NEGOTIATOR_ALLOW_QUOTA_OVERSUBSCRIPTION to true)."""
     got, tree = _run(GroupPolicy(PHYS_CHEM, allow_quota_oversubscription=False), 15,
                      {"group_physics.einstein@d": 50, "group_chemistry.curie@d": 50})
     assert got == {"group_physics": 10, "group_chemistry": 5}
@@ -49,13 +50,13 @@ def test_power_failure_scales_quotas_to_10_5() -> None:
 
 
 def test_doubled_pool_keeps_20_10() -> None:
-    """3.6.8: sixty slots do not scale static quotas up: still 20 and 10."""
+    """Group quotas: sixty slots do not scale static quotas up: still 20 and 10."""
     got, _ = _run(GroupPolicy(PHYS_CHEM), 60, {"group_physics.einstein@d": 50, "group_chemistry.curie@d": 50})
     assert got == {"group_physics": 20, "group_chemistry": 10}
 
 
 def test_dynamic_quotas_066_033() -> None:
-    """3.6.8: dynamic quotas of 0.66 and 0.33 of a 100-slot pool."""
+    """Group quotas: dynamic quotas of 0.66 and 0.33 of a 100-slot pool."""
     groups = GroupPolicy((GroupSettings("group_physics", dynamic_quota=0.66),
                           GroupSettings("group_chemistry", dynamic_quota=0.33)))
     got, tree = _run(groups, 100, {"group_physics.a@d": 200, "group_chemistry.b@d": 200})
@@ -65,7 +66,7 @@ def test_dynamic_quotas_066_033() -> None:
 
 
 def test_dynamic_quotas_over_one_are_scaled_down() -> None:
-    """3.6.8: fractions summing past 1 are scaled so they sum to 1."""
+    """Group quotas: fractions summing past 1 are scaled so they sum to 1."""
     tree = GroupTree(GroupPolicy((GroupSettings("a", dynamic_quota=0.8), GroupSettings("b", dynamic_quota=0.8))))
     tree.assign_quotas(100)
     assert tree.get("a").quota == pytest.approx(50)  # type: ignore[union-attr]
@@ -80,7 +81,8 @@ HEP_LEP = (
 
 
 def test_hep_lep_without_surplus() -> None:
-    """3.6.8: subgroups hep 15 and lep 5; without surplus hep stops at 15 though lep is idle."""
+    """Group quotas: subgroups hep 15 and lep 5; without surplus hep stops at 15 though lep is
+    idle."""
     plain = tuple(GroupSettings(g.name, g.static_quota) for g in HEP_LEP)
     got, _ = _run(GroupPolicy(plain, allow_quota_oversubscription=False), 40,
                   {"group_physics.hep.higgs@d": 100, "group_chemistry.c@d": 100})
@@ -88,14 +90,16 @@ def test_hep_lep_without_surplus() -> None:
 
 
 def test_hep_lep_with_surplus_capped_by_parent() -> None:
-    """3.6.8: hep and lep accept surplus, physics does not: hep may take lep's 5 but not beyond 20."""
+    """Group quotas: hep and lep accept surplus, physics does not: hep may take lep's 5 but not
+    beyond 20."""
     got, _ = _run(GroupPolicy(HEP_LEP, allow_quota_oversubscription=False), 40,
                   {"group_physics.hep.higgs@d": 100, "group_chemistry.c@d": 100})
     assert got == {"group_physics.hep": 20, "group_chemistry": 10}
 
 
 def test_surplus_through_an_accepting_parent() -> None:
-    """3.6.8: if physics accepts surplus too, its subgroups are no longer limited by quota."""
+    """Group quotas: if physics accepts surplus too, its subgroups are no longer limited by
+    quota."""
     groups = tuple(g if g.name != "group_physics" else GroupSettings("group_physics", 20, accept_surplus=True)
                    for g in HEP_LEP)
     got, _ = _run(GroupPolicy(groups, allow_quota_oversubscription=False), 40,
@@ -104,7 +108,8 @@ def test_surplus_through_an_accepting_parent() -> None:
 
 
 def test_strict_priority_via_oversubscription_and_huge_quota() -> None:
-    """3.6.8: physics quota 1,000,000 with oversubscription: physics first, chemistry gets leftovers."""
+    """Group quotas: physics quota 1,000,000 with oversubscription: physics first, chemistry gets
+    leftovers."""
     groups = GroupPolicy((GroupSettings("group_physics", 1_000_000), GroupSettings("group_chemistry", 1000)),
                          allow_quota_oversubscription=True)
     got, _ = _run(groups, 30, {"group_physics.a@d": 25, "group_chemistry.b@d": 100})
@@ -114,8 +119,8 @@ def test_strict_priority_via_oversubscription_and_huge_quota() -> None:
 
 
 def test_starvation_order_and_group_sort_expr() -> None:
-    """3.6.8: the group using the smallest fraction of its quota goes first; <none> goes last;
-    GROUP_SORT_EXPR replaces the order."""
+    """Group quotas: the group using the smallest fraction of its quota goes first; <none> goes
+    last; GROUP_SORT_EXPR replaces the order."""
     tree = GroupTree(GroupPolicy(PHYS_CHEM))
     pol = NegotiatorPolicy(groups=GroupPolicy(PHYS_CHEM))
     slots = [slot(f"s{i}@m") for i in range(5)]
@@ -133,8 +138,9 @@ def test_starvation_order_and_group_sort_expr() -> None:
 
 
 def test_group_placement_case_insensitive_and_userprio_quotas() -> None:
-    """3.6.7/3.6.8: names are case-insensitive; unknown subgroups map to the deepest known group;
-    condor_userprio -quotas shows effective, config and subtree quota, surplus and requested."""
+    """Group accounting and quotas: names are case-insensitive; unknown subgroups map to the deepest
+    known group; condor_userprio -quotas shows effective, config and subtree quota, surplus and
+    requested."""
     tree = GroupTree(GroupPolicy(HEP_LEP))
     assert tree.assigned_group("GROUP_PHYSICS.HEP.higgs@d") == "group_physics.hep"
     assert tree.assigned_group("group_physics.unknown.bob@d") == "group_physics"
@@ -149,9 +155,9 @@ def test_group_placement_case_insensitive_and_userprio_quotas() -> None:
 
 
 def test_group_demand_is_the_weighted_job_counts_of_submitter_ads() -> None:
-    """Reference 4.3: a group's demand ("Weighted Requested" in condor_userprio -quotas) is the sum
-    of its submitter ads' WeightedRunningJobs + WeightedIdleJobs; without them, or with
-    NEGOTIATOR_USE_WEIGHTED_DEMAND false, RunningJobs + IdleJobs."""
+    """``hgq_prepare_for_matchmaking``: a group's demand ("Weighted Requested" in condor_userprio
+    -quotas) is the sum of its submitter ads' WeightedRunningJobs + WeightedIdleJobs; without them,
+    or with NEGOTIATOR_USE_WEIGHTED_DEMAND false, RunningJobs + IdleJobs."""
     from dataclasses import replace
 
     def requested(use_weighted: bool) -> dict[str, float]:
@@ -173,10 +179,11 @@ def test_group_demand_is_the_weighted_job_counts_of_submitter_ads() -> None:
 
 
 def test_remainder_recovery_round_robin_across_cycles() -> None:
-    """Reference §4.6 (remainder recovery, unweighted slots): three slots split by dynamic quotas of
-    0.5 give each group 1.5; the two halves make one whole slot, handed round-robin. The first
-    cycle serves ``group_a`` (tie: tree order); the round-robin times returned by it make the next
-    cycle serve ``group_b``, the least recently served. Without recovery only two slots match."""
+    """``hgq_recover_remainders`` (remainder recovery, unweighted slots): three slots split by
+    dynamic quotas of 0.5 give each group 1.5; the two halves make one whole slot, handed
+    round-robin. The first cycle serves ``group_a`` (tie: tree order); the round-robin times
+    returned by it make the next cycle serve ``group_b``, the least recently served. Without
+    recovery only two slots match."""
     from htcpool.negotiator import AccountantPolicy, RoundRobinTimes
 
     groups = GroupPolicy((GroupSettings("group_a", dynamic_quota=0.5, accept_surplus=True),

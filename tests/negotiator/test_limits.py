@@ -1,8 +1,9 @@
 """Concurrency limits, rejection reasons, NEGOTIATOR_IGNORE_JOB_RANKS and NEGOTIATOR_DEPTH_FIRST.
 
-Reference digest (../shared/reference/negotiator.md) sections 1.3 (limit counts rebuilt from the
-slots, ``LoadLimits``), 2.7 (the rejection reason strings, NEGOTIATOR_DEPTH_FIRST), 3.1 (checking a
-job's ``ConcurrencyLimits``), 3.3 (PREEMPTION_REQUIREMENTS) and 3.5 (NEGOTIATOR_IGNORE_JOB_RANKS).
+As HTCondor 25's negotiator does them (``Accountant.cpp``: limit counts rebuilt from the slots,
+``LoadLimits``; ``matchmaker.cpp``: the rejection reason strings and NEGOTIATOR_DEPTH_FIRST in
+``negotiate``, checking a job's ``ConcurrencyLimits``, PREEMPTION_REQUIREMENTS and
+NEGOTIATOR_IGNORE_JOB_RANKS in ``matchmakingAlgorithm``).
 """
 
 from __future__ import annotations
@@ -18,13 +19,13 @@ def _run(slots, jobs, pol=None):  # type: ignore[no-untyped-def]
 
 
 def test_parse_limits_names_and_counts() -> None:
-    """Digest 3.1: a comma/space list of case-insensitive names, each optionally ``name:count``."""
+    """A comma/space list of case-insensitive names, each optionally ``name:count``."""
     assert parse_limits("MATLAB, license.Foo:2  db:0.5") == [("matlab", 1.0), ("license.foo", 2.0), ("db", 0.5)]
     assert parse_limits("x:0 y:junk") == [("x", 1.0), ("y", 1.0)]
 
 
 def test_limit_maximum_lookup_order() -> None:
-    """Digest 3.1: ``<NAME>_LIMIT``, else ``CONCURRENCY_LIMIT_DEFAULT_<prefix>`` for a dotted name,
+    """The cap: ``<NAME>_LIMIT``, else ``CONCURRENCY_LIMIT_DEFAULT_<prefix>`` for a dotted name,
     else CONCURRENCY_LIMIT_DEFAULT."""
     lim = ConcurrencyLimits({"license.special": 7, "matlab": 2}, {"license": 3}, 5)
     assert [lim.maximum(n) for n in ("MATLAB", "license.special", "license.other", "other", "x.y")] == [
@@ -32,8 +33,9 @@ def test_limit_maximum_lookup_order() -> None:
 
 
 def test_running_jobs_count_against_a_limit() -> None:
-    """Digest 1.3/3.1: the running job a slot reports counts; a job whose limit is exhausted is
-    rejected with "concurrency limit <name> reached", and matches made earlier in the cycle count."""
+    """``LoadLimits`` and ``matchmakingAlgorithm``: the running job a slot reports counts; a job
+    whose limit is exhausted is rejected with "concurrency limit <name> reached", and matches made
+    earlier in the cycle count."""
     slots = [claimed("busy@m", "bob@d", ConcurrencyLimits="MATLAB")] + [slot(f"s{i}@m") for i in range(4)]
     pol = NegotiatorPolicy(concurrency_limits={"matlab": 3})
     out = _run(slots, {"alice@d": many_jobs(5, ConcurrencyLimits="Matlab")}, pol)
@@ -47,7 +49,7 @@ def test_running_jobs_count_against_a_limit() -> None:
 
 
 def test_default_limits_and_dotted_names() -> None:
-    """Digest 3.1: dotted names fall back to CONCURRENCY_LIMIT_DEFAULT_<prefix>, others to
+    """Dotted names fall back to CONCURRENCY_LIMIT_DEFAULT_<prefix>, others to
     CONCURRENCY_LIMIT_DEFAULT."""
     slots = [slot(f"s{i}@m") for i in range(10)]
     jobs = {
@@ -62,7 +64,7 @@ def test_default_limits_and_dotted_names() -> None:
 
 
 def test_matched_and_preempting_limits_count() -> None:
-    """Digest 1.3: ``PreemptingConcurrencyLimits`` and, for a Matched slot,
+    """``LoadLimits``: ``PreemptingConcurrencyLimits`` and, for a Matched slot,
     ``MatchedConcurrencyLimits`` count as well."""
     slots = [
         slot("m@m", State="Matched", MatchedConcurrencyLimits="lic"),
@@ -75,7 +77,7 @@ def test_matched_and_preempting_limits_count() -> None:
 
 
 def test_expression_limits_are_evaluated_per_slot() -> None:
-    """Digest 3.1: a ``ConcurrencyLimits`` expression is evaluated against each candidate slot."""
+    """A ``ConcurrencyLimits`` expression is evaluated against each candidate slot."""
     slots = [slot("a1@m", Site="a"), slot("a2@m", Site="a"), slot("b1@m", Site="b")]
     pol = NegotiatorPolicy(concurrency_limits={"site_a": 1, "site_b": 0})
     out = _run(slots, {"alice@d": many_jobs(3, ConcurrencyLimits='=strcat("site_", TARGET.Site)')}, pol)
@@ -84,7 +86,7 @@ def test_expression_limits_are_evaluated_per_slot() -> None:
 
 
 def test_limits_from_config() -> None:
-    """Digest 6: CONCURRENCY_LIMIT_DEFAULT (2308032), ``<NAME>_LIMIT`` and
+    """Defaults (``param_info.in``): CONCURRENCY_LIMIT_DEFAULT (2308032), ``<NAME>_LIMIT`` and
     ``CONCURRENCY_LIMIT_DEFAULT_<prefix>`` read through the policy adapter."""
     from htcpool.config import Config
 
@@ -103,7 +105,7 @@ def test_limits_from_config() -> None:
 
 
 def test_preemption_requirements_false_is_the_reason() -> None:
-    """Digest 2.7/3.3: when every claimed candidate of another user is refused by
+    """``negotiate``'s rejection reasons: when every claimed candidate of another user is refused by
     PREEMPTION_REQUIREMENTS, the rejection reads "PREEMPTION_REQUIREMENTS == False"; a slot of the
     submitter's own is no candidate at all ("no match found")."""
     out = _run([claimed("s@m", "bob@d")], {"alice@d": [job(1)]})
@@ -113,7 +115,7 @@ def test_preemption_requirements_false_is_the_reason() -> None:
 
 
 def test_ignore_job_ranks() -> None:
-    """Digest 3.5: with NEGOTIATOR_IGNORE_JOB_RANKS the job's Rank is a constant."""
+    """``calculateRanks``: with NEGOTIATOR_IGNORE_JOB_RANKS the job's Rank is a constant."""
     slots = [slot("a@m"), slot("b@m")]
     jobs = {"alice@d": [job(1, Rank='=TARGET.Name == "b@m"')]}
     base = NegotiatorPolicy(pre_job_rank="0", post_job_rank="0")
@@ -123,7 +125,7 @@ def test_ignore_job_ranks() -> None:
 
 
 def test_depth_first_skips_the_jobs_the_schedd_packs() -> None:
-    """Digest 2.7/3.7: with NEGOTIATOR_DEPTH_FIRST a match advances the request by
+    """``negotiate``: with NEGOTIATOR_DEPTH_FIRST a match advances the request by
     min(Cpus / RequestCpus, Memory / RequestMemory) jobs."""
     slots = [slot("p@m", Cpus=4, Memory=4096, PartitionableSlot=True), slot("s@m")]
     jobs = {"alice@d": many_jobs(6, RequestMemory=1024)}

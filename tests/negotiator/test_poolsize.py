@@ -1,8 +1,9 @@
-"""The pool's size for shares and quotas: reference 1.2 and 2.3, the manual's
-NEGOTIATOR_SLOT_POOLSIZE_CONSTRAINT (GROUP_DYNAMIC_MACH_CONSTRAINT) entry."""
+"""The pool's size for shares and quotas (HTCondor 25 ``sumSlotWeights``, ``negotiationTime``), the
+manual's NEGOTIATOR_SLOT_POOLSIZE_CONSTRAINT (GROUP_DYNAMIC_MACH_CONSTRAINT) entry."""
 
 from __future__ import annotations
 
+from htcpool.classad import EvalContext, fixed_clock
 from htcpool.negotiator import (
     Accountant,
     AccountantPolicy,
@@ -17,6 +18,7 @@ from tests.negotiator.helpers import START, count_by, many_jobs, slot, submitter
 from tests.negotiator.test_policy import FakeConfig
 
 NORMAL = "IsXferSlot =!= True"
+AT_START = EvalContext(clock=fixed_clock(START))
 
 
 def _pool() -> list:
@@ -31,8 +33,9 @@ def _accountant() -> Accountant:
 
 
 def test_constraint_limits_the_pie_not_the_slots() -> None:
-    """Reference 2.3: with NEGOTIATOR_SLOT_POOLSIZE_CONSTRAINT only the slots that satisfy it make
-    the pie, so a lone submitter's share is 8 slots of the 16 it could match; without it, 16."""
+    """``negotiationTime``: with NEGOTIATOR_SLOT_POOLSIZE_CONSTRAINT only the slots that satisfy
+    it make the pie, so a lone submitter's share is 8 slots of the 16 it could match; without it,
+    16."""
     slots = _pool()
     jobs = {"u@d": many_jobs(20)}
     out = negotiate(START, slots, submitters(slots, jobs), _accountant(), NegotiatorPolicy())
@@ -58,31 +61,33 @@ def test_constraint_sizes_group_quotas() -> None:
 
 
 def test_no_slot_satisfies_the_constraint() -> None:
-    """Reference 2.3: when no slot matches the constraint all sizes are 0, so nobody has a share."""
+    """``negotiationTime``: when no slot matches the constraint all sizes are 0, so nobody has a
+    share."""
     slots = _pool()
     pol = NegotiatorPolicy(slot_poolsize_constraint="False")
     out = negotiate(START, slots, submitters(slots, {"u@d": many_jobs(5)}, pol), _accountant(), pol)
     assert out.result.matches == []
-    size = pool_size(slots, [1.0] * 16, use_slot_weights=True, constraint="False")
+    size = pool_size(slots, [1.0] * 16, use_slot_weights=True, context=AT_START, constraint="False")
     assert (size.slots, size.weighted, size.effective, size.min_slot_weight) == (0, 0.0, 0, 1.0)
 
 
 def test_ghost_multiplier_and_effective_size() -> None:
-    """Reference 1.2 (GhostMultiplier multiplies a slot's weight in the pool-size sum only, the
-    minimum slot weight included) and 2.3 (the effective size counts a p-slot as its Cpus; group
-    quotas use it when slot weights are off)."""
+    """``sumSlotWeights`` (GhostMultiplier multiplies a slot's weight in the pool-size sum only, the
+    minimum slot weight included) and ``negotiationTime`` (the effective size counts a p-slot as its
+    Cpus; group quotas use it when slot weights are off)."""
     ghost = slot("offline@m", Cpus=2, GhostMultiplier=10, Offline=True)
     pslot = slot("p@m", Cpus=8, PartitionableSlot=True)
     slots = [slot("a@m"), ghost, pslot]
-    size = pool_size(slots, [1.0, 2.0, 8.0], use_slot_weights=True)
+    size = pool_size(slots, [1.0, 2.0, 8.0], use_slot_weights=True, context=AT_START)
     assert (size.slots, size.weighted, size.effective, size.min_slot_weight) == (3, 29.0, 10, 1.0)
     assert size.quota_total(True) == 29.0 and size.quota_total(False) == 10.0
-    unweighted = pool_size(slots, [1.0, 1.0, 1.0], use_slot_weights=False)
+    unweighted = pool_size(slots, [1.0, 1.0, 1.0], use_slot_weights=False, context=AT_START)
     assert unweighted.weighted == 3.0 and unweighted.min_slot_weight == 1.0
 
 
 def test_unweighted_group_quotas_count_pslot_cpus() -> None:
-    """Reference 4 ("hgq_total_quota = weightedPoolsize if weights are used, else effectivePoolsize"):
+    """``GroupEntry.cpp``: the total quota is the weighted pool size when weights are used, else the
+    effective size:
     with NEGOTIATOR_USE_SLOT_WEIGHTS false, one 8-core p-slot makes a quota base of 8."""
     groups = GroupPolicy((GroupSettings("group_a", dynamic_quota=0.5),))
     pol = NegotiatorPolicy(groups=groups, accountant=AccountantPolicy(use_slot_weights=False))

@@ -1,5 +1,7 @@
-"""Preemption and partitionable slots: seed 3.6.5/3.6.6, "Priorities and Preemption", and the
-partitionable-slot sections of "Policy Configuration" (pslot preemption, consumption policies)."""
+"""Preemption and partitionable slots: the HTCondor manual's "Negotiation" and "The Layperson's
+Description of the Pie Spin and Pie Slice" (in "User Priorities and Negotiation"), "Priorities and
+Preemption" (in "Job Scheduling"), and the partitionable-slot sections of "Policy Configuration for
+Execution Points" (pslot preemption, consumption policies)."""
 
 from __future__ import annotations
 
@@ -25,7 +27,8 @@ def _acct(prios: dict[str, float]) -> Accountant:
 
 
 def test_preemption_requires_20_percent_better_priority() -> None:
-    """3.6.6: "the user must have a 20% better priority in order for preemption to succeed"."""
+    """The pie spin: "the user must have a 20% better priority in order for preemption to
+    succeed"."""
     busy = [claimed(f"s{i}@m", "bob@d") for i in range(4)]
     subs = submitters(busy, {"alice@d": many_jobs(10), "bob@d": []}, TWENTY_PERCENT, running={"bob@d": 4})
     out = negotiate(START, busy, subs, _acct({"alice@d": 5, "bob@d": 10}), TWENTY_PERCENT)
@@ -46,7 +49,8 @@ def test_default_policy_never_preempts_by_priority() -> None:
 
 
 def test_no_preemption_of_the_submitters_own_slots() -> None:
-    """3.3 of the reference: a slot running the same submitter's job is not a priority candidate."""
+    """``matchmakingAlgorithm``: a slot running the same submitter's job is not a priority
+    candidate."""
     busy = [claimed("s@m", "alice@d")]
     pol = NegotiatorPolicy(preemption_requirements="True")
     out = negotiate(START, busy, submitters(busy, {"alice@d": many_jobs(1)}, pol), _acct({}), pol)
@@ -54,7 +58,7 @@ def test_no_preemption_of_the_submitters_own_slots() -> None:
 
 
 def test_rank_preemption_beats_priority_preemption() -> None:
-    """3.6.5: with equal ranks, reason Rank sorts before reason Priority."""
+    """Negotiation: with equal ranks, reason Rank sorts before reason Priority."""
     pol = NegotiatorPolicy(preemption_requirements="True", pre_job_rank="0", post_job_rank="0")
     slots = [
         claimed("prio@m", "bob@d"),
@@ -66,7 +70,7 @@ def test_rank_preemption_beats_priority_preemption() -> None:
 
 
 def test_unclaimed_slot_beats_preemption() -> None:
-    """3.6.5: No Preemption sorts first."""
+    """Negotiation: No Preemption sorts first."""
     pol = NegotiatorPolicy(preemption_requirements="True", pre_job_rank="0", post_job_rank="0")
     slots = [claimed("busy@m", "bob@d"), slot("free@m")]
     out = negotiate(START, slots, submitters(slots, {"alice@d": [job(1)]}, pol), _acct({"bob@d": 50}), pol)
@@ -168,9 +172,9 @@ def test_slot_weight_policy_charges_memory() -> None:
 
 
 def test_remote_user_resources_in_use_is_live_within_the_cycle() -> None:
-    """Reference 5.2: RemoteUserResourcesInUse calls ResourcesInUseByUser(), evaluated live, so a
-    match made earlier in the cycle counts. bob runs on 2 slots and is matched to the 2 free ones
-    first; alice may then preempt him, because he now uses 4 (> 3)."""
+    """``addRemoteUserPrios``: RemoteUserResourcesInUse calls ResourcesInUseByUser(), evaluated
+    live, so a match made earlier in the cycle counts. bob runs on 2 slots and is matched to the 2
+    free ones first; alice may then preempt him, because he now uses 4 (> 3)."""
     pol = NegotiatorPolicy(preemption_requirements="RemoteUserResourcesInUse > 3", ignore_user_priorities=True)
     slots = [claimed("c1@m", "bob@d"), claimed("c2@m", "bob@d"), slot("f1@m"), slot("f2@m")]
     subs = submitters(slots, {"bob@d": many_jobs(2, 1), "alice@d": many_jobs(2, 2)}, pol, running={"bob@d": 2})
@@ -190,8 +194,8 @@ def _five_of_bobs(**extra: object) -> list:
 
 
 def test_preemption_requirements_stable_false_rechecks_the_cached_head() -> None:
-    """Reference 3.1: with PREEMPTION_REQUIREMENTS_STABLE (default true) the match list built for
-    alice's first job stays valid, so all five preemptions go through although the policy only
+    """The match-list cache: with PREEMPTION_REQUIREMENTS_STABLE (default true) the match list built
+    for alice's first job stays valid, so all five preemptions go through although the policy only
     allows them while she uses fewer than 2 slots; with it false, the head is re-checked with her
     live SubmitterUserResourcesInUse and the third job finds nothing."""
     text = "TARGET.SubmitterUserResourcesInUse < 2"
@@ -206,9 +210,9 @@ def test_preemption_requirements_stable_false_rechecks_the_cached_head() -> None
 
 
 def test_preemption_rank_stable_false_resorts_when_the_head_rank_changed() -> None:
-    """Reference 3.1: with PREEMPTION_RANK_STABLE false a preempting head whose PREEMPTION_RANK
-    changed invalidates the list and the job gets a fresh scan; with both knobs false, every job
-    does. Here the rank turns from SlotID to −SlotID after alice's first match."""
+    """The match-list cache: with PREEMPTION_RANK_STABLE false a preempting head whose
+    PREEMPTION_RANK changed invalidates the list and the job gets a fresh scan; with both knobs
+    false, every job does. Here the rank turns from SlotID to −SlotID after alice's first match."""
     slots = _five_of_bobs()[:3]
     rank = "ifThenElse(TARGET.SubmitterUserResourcesInUse < 1, SlotID, -SlotID)"
     got = {}

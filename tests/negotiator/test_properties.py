@@ -1,4 +1,6 @@
-"""Properties of the cycle over random pools (hypothesis): seed 3.6.5, 3.6.2 and 3.6.8."""
+"""Properties of the cycle over random pools (hypothesis), after the HTCondor manual's
+"Negotiation", "Effective User Priority (EUP)" and "Accounting Groups with Hierarchical Group
+Quotas"."""
 
 from __future__ import annotations
 
@@ -42,8 +44,8 @@ def _build(pool: list[tuple[int, int, bool]], work: list[list[tuple[int, int, in
 @settings(max_examples=60, deadline=None)
 @given(pools, workloads, st.booleans(), st.booleans())
 def test_no_slot_is_matched_twice_and_jobs_fit(pool, work, preempt, global_prios) -> None:  # type: ignore[no-untyped-def]
-    """3.6.5: a matched machine "is removed from the list of resources to match"; no job is placed
-    twice, also when USE_GLOBAL_JOB_PRIOS splits submitters into entries (reference 2.2)."""
+    """Negotiation: a matched machine "is removed from the list of resources to match"; no job is
+    placed twice, also when USE_GLOBAL_JOB_PRIOS splits submitters into entries."""
     pol = NegotiatorPolicy(preemption_requirements="True" if preempt else "False",
                            use_global_job_prios=global_prios)
     names = [f"u{i}@d" for i in range(len(work))]
@@ -61,7 +63,7 @@ def test_no_slot_is_matched_twice_and_jobs_fit(pool, work, preempt, global_prios
 @settings(max_examples=40, deadline=None)
 @given(st.integers(1, 40), st.integers(0, 20), st.integers(0, 20), st.lists(st.integers(0, 60), min_size=2, max_size=2))
 def test_quotas_never_exceeded_without_surplus(nslots, qa, qb, demand) -> None:  # type: ignore[no-untyped-def]
-    """3.6.8: without surplus a group never runs more than its quota."""
+    """Group quotas: without surplus a group never runs more than its quota."""
     groups = GroupPolicy((GroupSettings("ga", qa), GroupSettings("gb", qb)), allow_quota_oversubscription=False)
     pol = NegotiatorPolicy(groups=groups)
     slots = [slot(f"s{i}@m") for i in range(nslots)]
@@ -78,7 +80,7 @@ def test_quotas_never_exceeded_without_surplus(nslots, qa, qb, demand) -> None: 
 @settings(max_examples=25, deadline=None)
 @given(st.lists(st.sampled_from([1.0, 2.0, 3.0, 5.0, 10.0]), min_size=2, max_size=4))
 def test_shares_converge_to_inverse_eup_ratio(factors) -> None:  # type: ignore[no-untyped-def]
-    """3.6.2: resources are given in the inverse ratio of the EUPs (a pool of 600 slots)."""
+    """EUP: resources are given in the inverse ratio of the EUPs (a pool of 600 slots)."""
     acct = Accountant()
     acct.update_priorities(START)
     names = [f"u{i}@d" for i in range(len(factors))]

@@ -1,5 +1,6 @@
-"""Ephemeral slot attributes: reference 5.2, NEGOTIATOR_CROSS_SLOT_PRIOS (``slot<N>_RemoteUserPrio`` …
-for N = 1 to TotalSlots, prefix STARTD_RESOURCE_PREFIX) and their live ``…ResourcesInUse``."""
+"""Ephemeral slot attributes (``addRemoteUserPrios``), NEGOTIATOR_CROSS_SLOT_PRIOS
+(``slot<N>_RemoteUserPrio`` … for N = 1 to TotalSlots, prefix STARTD_RESOURCE_PREFIX) and their live
+``…ResourcesInUse``."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ def _machine(host: str, user: str, start: str, prefix: str = "slot") -> list:
 
 
 def test_sibling_priority_is_published_only_with_the_knob() -> None:
-    """Reference 5.2: with NEGOTIATOR_CROSS_SLOT_PRIOS slot2's ad carries slot1_RemoteUserPrio, the
+    """With NEGOTIATOR_CROSS_SLOT_PRIOS slot2's ad carries slot1_RemoteUserPrio, the
     EUP of the user on slot1, so its START can depend on it; by default the attribute is absent."""
     slots = _machine("m", "bob@d", "slot1_RemoteUserPrio > 5000")
     subs = submitters(slots, {"alice@d": many_jobs(1)})
@@ -36,7 +37,7 @@ def test_sibling_priority_is_published_only_with_the_knob() -> None:
 
 
 def test_prefix_follows_startd_resource_prefix() -> None:
-    """Reference 5.2: the prefix is STARTD_RESOURCE_PREFIX (default ``slot``)."""
+    """The prefix is STARTD_RESOURCE_PREFIX (default ``slot``)."""
     slots = _machine("m", "bob@d", "vm1_RemoteUserPrio > 5000", prefix="vm")
     subs = submitters(slots, {"alice@d": many_jobs(1)})
     assert negotiate(START, slots, subs, _accountant(), CROSS).result.matches == []
@@ -45,12 +46,12 @@ def test_prefix_follows_startd_resource_prefix() -> None:
 
 
 def _three_shapes() -> list:
-    """Three jobs of three autoclusters: each gets a fresh candidate list (reference 3.1)."""
+    """Three jobs of three autoclusters: each gets a fresh candidate list."""
     return [job(1, 0), job(2, 0, RequestMemory=600), job(3, 0, RequestMemory=700)]
 
 
 def test_sibling_usage_is_live() -> None:
-    """Reference 5.2: slot<N>_RemoteUserResourcesInUse follows the matches of the cycle. bob runs
+    """slot<N>_RemoteUserResourcesInUse follows the matches of the cycle. bob runs
     one job; two free slots accept jobs only while he uses fewer than two, so he gets one more."""
     slots = _machine("a", "bob@d", "slot1_RemoteUserResourcesInUse < 2")
     slots.append(slot("slot3@a", TotalSlots=2, Start="=slot1_RemoteUserResourcesInUse < 2", slot1_RemoteUser="bob@d"))

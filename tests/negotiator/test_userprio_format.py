@@ -1,4 +1,4 @@
-"""condor_userprio's tables (reference 1.8), compared byte for byte with HTCondor 25's output in
+"""condor_userprio's tables (``user_prio.cpp``), compared byte for byte with HTCondor 25's output in
 ../shared/golden/tools (a 4-core pool, groups group_physics and group_chemistry with quotas 2
 and 2 accepting surplus, einstein running 3 one-core jobs in group_physics for 54 s)."""
 

@@ -7,10 +7,11 @@ import signal
 
 import pytest
 
-from htcpool.classad import ClassAd, parseOne
+from htcpool.classad import ClassAd, ExprTree, parseOne
 from htcpool.runtime.launch import LaunchError, LaunchSpec, canonical_signal, launch_spec
 
 SCRATCH = "/var/execute/dir_1"
+NOW = 1_800_000_000.0
 
 
 def job(**attrs: object) -> ClassAd:
@@ -21,7 +22,7 @@ def job(**attrs: object) -> ClassAd:
 
 
 def spec_of(ad: ClassAd, extra_env: dict[str, str] | None = None) -> LaunchSpec:
-    return launch_spec(ad, SCRATCH, "slot1_1", extra_env or {})
+    return launch_spec(ad, SCRATCH, "slot1_1", extra_env or {}, now=NOW)
 
 
 def test_new_syntax_arguments_keep_quoted_words() -> None:
@@ -155,3 +156,9 @@ def test_job_ad_text_is_the_old_form_of_the_ad() -> None:
     ad = job(ClusterId=4, ProcId=2, Arguments="x")
     again = parseOne(spec_of(ad).job_ad_text)
     assert again["ClusterId"] == 4 and again["Cmd"] == "/bin/true" and again["Arguments"] == "x"
+
+
+def test_attributes_that_read_the_time_see_the_launch_time() -> None:
+    spec = spec_of(job(Arguments=ExprTree('strcat("--at ", time())'), Out=ExprTree('strcat("out.", CurrentTime)')))
+    assert spec.arguments == ("--at", "1800000000")
+    assert spec.stdout == "/home/alice/run/out.1800000000"

@@ -3,12 +3,13 @@ the cycle timer from the core's schedule, and condor_userprio's commands with th
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from htcpool.classad import ClassAd
+from htcpool.classad import ClassAd, ExprTree
 from htcpool.protocol import (
     Command,
     DaemonCommand,
@@ -106,6 +107,29 @@ def test_a_cycle_matches_an_idle_job_and_tells_the_schedd_and_the_startd(tmp_pat
         assert ads.ads[0]["NegotiatorInterval"] == 30 and ads.ads[0]["LastNegotiationCycleMatches0"] == 1
         rows = (await pool.negotiator.handle(UserprioQuery())).rows
         assert {r["Name"]: r["WeightedResourcesUsed"] for r in rows}[ALICE] == 1.0
+        await pool.close()
+
+    run(test)
+
+
+def test_a_job_that_cannot_be_evaluated_is_logged_and_the_cycle_goes_on(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    pool = Pool(tmp_path)
+    broken = job(7, 0, Owner="alice", JobPrio=1)
+    for i in range(300):
+        broken[f"Step{i}"] = ExprTree(f"Step{i + 1} + 1")
+    broken["Step300"] = 1
+    broken["Requirements"] = ExprTree("Step0 > 0")
+    timely = job(8, 0, Owner="alice", RequestCpus=ExprTree("ifThenElse(time() > 0, 1, 2)"))
+
+    async def test() -> None:
+        await pool.start()
+        await pool.advertise([(slot("slot1@host.test"), "<one>")], [broken, timely])
+        with caplog.at_level(logging.WARNING, logger="htcpool.negotiator"):
+            await pool.fire()
+        assert [(m.cluster, m.proc) for m in pool.schedd.of(MatchInfo)] == [(8, 0)]
+        warned = [r.getMessage() for r in caplog.records if r.name == "htcpool.negotiator"]
+        assert len(warned) == 1 and warned[0].startswith(f"cycle: job 7.0 of {ALICE}: job could not be evaluated")
         await pool.close()
 
     run(test)

@@ -4,6 +4,7 @@ pool directory, and the core's timers; no processes, no sockets."""
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -176,6 +177,34 @@ def test_refusals_commands_and_the_timer(tmp_path: Path) -> None:
         sent = len(pool.collector.of(UpdateAd))
         await pool.fire(T0 + 5)
         assert len(pool.collector.of(UpdateAd)) > sent  # the ads again
+        await pool.close()
+
+    run(test)
+
+
+def test_the_cores_warnings_are_logged_and_history_constraints_read_the_clock(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """A job whose deferral time cannot be evaluated is named in the schedd's log and the timer
+    goes on; a history constraint may read the time of the query."""
+    pool = Pool(tmp_path)
+    deep = "; ".join(f"Step{i} = Step{i + 1} + 1" for i in range(300))
+
+    async def test() -> None:
+        await pool.schedd.start()
+        await pool.send(Submit("alice", (parseOne(f"[JobStatus = 1; Requirements = true; DeferralTime = Step0; "
+                                                  f"{deep}; Step300 = 1]"),)))
+        await pool.send(Submit("alice", (parseOne("[JobStatus = 1; Requirements = true]"),)))
+        with caplog.at_level(logging.WARNING, logger="htcpool.schedd"):
+            await pool.fire(T0)
+        warned = [r.getMessage() for r in caplog.records if r.name == "htcpool.schedd"]
+        assert [w.split(":")[0] for w in warned] == ["job 1.0"]
+        assert pool.schedd.next_deadline() == T0 + 5  # the timer ran to its end
+
+        pool.clock.now = T0 + 7
+        await pool.send(JobAction(JobActionKind.REMOVE, "alice", ("2.0",)))
+        [gone] = (await pool.send(HistoryQuery("EnteredCurrentStatus == time()"))).ads
+        assert gone["ClusterId"] == 2
+        assert (await pool.send(HistoryQuery("EnteredCurrentStatus < time() - 1"))).ads == ()
         await pool.close()
 
     run(test)

@@ -35,7 +35,7 @@ def make_spec(iwd: Path, cmd: str, **attrs: Any) -> LaunchSpec:
     ad = ClassAd({"Cmd": cmd, "Iwd": str(iwd), "Out": "out.txt", "Err": "err.txt"})
     for name, value in attrs.items():
         ad[name] = value
-    spec = launch_spec(ad, str(iwd / "scratch"), "slot1_1", {"EXTRA": "e"})
+    spec = launch_spec(ad, str(iwd / "scratch"), "slot1_1", {"EXTRA": "e"}, now=1_800_000_000.0)
     return dataclasses.replace(spec, usage_interval=0.2)
 
 

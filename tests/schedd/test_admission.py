@@ -65,8 +65,8 @@ def one_by_one(ads: list[ClassAd], s: ScheddSettings, schedd_ad: ClassAd, ctx: E
             t.apply(ad, ctx)
         warnings += [w for w in check(s.submit_requirements, schedd_ad, ad, ctx) if w not in warnings]
         out.append(ad)
-        submitters.append(submitter_of(ad, s.accounting_domain))
-        keys.append(priority_key(ad, (7, proc)))
+        submitters.append(submitter_of(ad, s.accounting_domain, ctx))
+        keys.append(priority_key(ad, (7, proc), ctx))
     return out, submitters, keys, warnings
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from htcpool.classad import ClassAd, parseOne
+from htcpool.classad import ClassAd, EvalContext, fixed_clock, parseOne
 from htcpool.protocol.startd import (
     ActivateClaim,
     ActivateReply,
@@ -25,7 +25,7 @@ from htcpool.schedd import (
     ScheddSettings,
     UnknownClaim,
 )
-from htcpool.schedd.claims import TRANSITIONS, diagram
+from htcpool.schedd.claims import TRANSITIONS, claim_worklife, diagram
 from htcpool.schedd.settings import settings_from_config
 
 T0 = 1_000_000.0
@@ -73,6 +73,24 @@ def test_request_activate_reuse_then_worklife_release() -> None:
     m.job_exited("c1", T0 + 1300)
     assert m.deactivate_reply(DeactivateReply("c1", start=True), T0 + 1301) == [ReleaseClaim("c1")]
     assert "c1" not in m.claims and q.status((3, 0)) == JobStatus.IDLE
+
+
+def test_claim_worklife_is_evaluated_when_the_claim_is_reused() -> None:
+    """A CLAIM_WORKLIFE that reads the time is evaluated at each decision: 1200 s before
+    1_001_000, 60 s after."""
+    slot = '[Name = "s"; Memory = 1024; CLAIM_WORKLIFE = ifThenElse(CurrentTime < 1001000, 1200, 60)]'
+    q, m = pool(("alice", ""), ("alice", ""), ("alice", ""))
+    claim_and_run(m, slot)
+    m.job_exited("c1", T0 + 100)
+    actions = m.deactivate_reply(DeactivateReply("c1", start=True), T0 + 101)  # age 101 < 1200
+    assert isinstance(actions[0], ActivateClaim) and actions[0].job is q.job((2, 0))
+    m.activate_reply(ActivateReply("c1", True), T0 + 102)
+    m.job_exited("c1", T0 + 1100)
+    assert m.deactivate_reply(DeactivateReply("c1", start=True), T0 + 1101) == [ReleaseClaim("c1")]
+    assert q.status((3, 0)) == JobStatus.IDLE
+    at = EvalContext(clock=fixed_clock(T0))
+    assert claim_worklife(parseOne(slot), at) == 1200.0
+    assert claim_worklife(parseOne('[CLAIM_WORKLIFE = CurrentTime - 1000000 - 1]'), at) is None  # −1
 
 
 def test_no_worklife_means_reuse_forever() -> None:

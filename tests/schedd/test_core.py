@@ -7,6 +7,7 @@ import pytest
 from htcpool.protocol import (
     ActionResult,
     AdList,
+    FetchRequests,
     InvalidateAd,
     JobAction,
     JobActionKind,
@@ -133,6 +134,26 @@ def test_the_timer_runs_periodic_policy_keep_alives_and_ads_when_due() -> None:
     assert core.queue.status((1, 0)) == JobStatus.IDLE
     core.handle_timer(T0 + 160)
     assert core.queue.status((1, 0)) == JobStatus.HELD
+
+
+def test_a_job_that_cannot_be_evaluated_does_not_stop_the_timer() -> None:
+    """A job whose deferral time cannot be evaluated at all is passed over by the periodic work
+    and the offers, with a warning for the driver's log; the other jobs' periodic expressions
+    still run, at the timer's time."""
+    core = schedd(schedd_interval=300)
+    deep = "; ".join(f"Step{i} = Step{i + 1} + 1" for i in range(300))
+    submit(core, f"DeferralTime = Step0; {deep}; Step300 = 1", "PeriodicHold = CurrentTime >= 1000050")
+    core.handle_timer(T0 + 1)
+    (warning,) = core.take_warnings()
+    assert warning.startswith("job 1.0: periodic evaluation failed: ")
+    assert core.queue.status((1, 1)) == JobStatus.IDLE
+    idle = core.handle(FetchRequests(()), T0 + 2).reply
+    assert [(ad["ClusterId"], ad["ProcId"]) for ad in idle.ads] == [(1, 1)]
+    core.handle_timer(T0 + 61)
+    assert core.queue.status((1, 1)) == JobStatus.HELD
+    assert core.queue.status((1, 0)) == JobStatus.IDLE
+    assert [w.split(":")[0] for w in core.take_warnings()] == ["job 1.0"]  # again, at each run
+    assert core.take_warnings() == []
 
 
 def test_an_idle_deferral_job_past_its_window_is_held_by_the_timer() -> None:

@@ -1,4 +1,7 @@
-"""Every example of the seed documents, run through the schedd core."""
+"""Every schedd example of the HTCondor manual, run through the schedd core: job transforms, submit
+requirements and warnings ("Policy Configuration for Execution Points", "condor_schedd Policy
+Configuration"), crontab and deferral ("Time Scheduling for Job Execution") and job priorities ("Job
+Priority", both in "Job Scheduling")."""
 
 from __future__ import annotations
 

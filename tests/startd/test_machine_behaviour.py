@@ -1,6 +1,6 @@
-"""Machine-wide behaviour from the seed: shutdown, draining, partitionable-slot
-preemption, GPUs, load averages, keyboard/console, MACHINE_RESOURCE_NAMES,
-STARTD_SLOT_ATTRS and the Desktop/Non-Desktop policy example."""
+"""Machine-wide behaviour from the HTCondor manual's "Policy Configuration for Execution Points":
+shutdown, draining, partitionable-slot preemption, GPUs, load averages, keyboard/console,
+MACHINE_RESOURCE_NAMES, STARTD_SLOT_ATTRS and the Desktop/Non-Desktop policy example."""
 
 from __future__ import annotations
 
@@ -385,9 +385,10 @@ def test_desktop_toggle_suspends_then_preempts() -> None:
 
 # ---------------------------------------------------------------------- slot ads
 def test_slot_ad_has_every_attribute_the_policies_use() -> None:
-    """Machine ClassAd attributes used by the seed's policies: state and activity with their entry times,
-    JobStart, the load averages, keyboard and console idle, ClockMin/ClockDay, CpuBusyTime/CpuIsBusy,
-    LastBenchmark/Mips/KFlops, SlotID, CurrentRank, RemoteOwner/RemoteUser and TotalTime<State><Activity>."""
+    """Machine ClassAd attributes used by the manual's policies: state and activity with their entry
+    times, JobStart, the load averages, keyboard and console idle, ClockMin/ClockDay,
+    CpuBusyTime/CpuIsBusy, LastBenchmark/Mips/KFlops, SlotID, CurrentRank, RemoteOwner/RemoteUser
+    and TotalTime<State><Activity>."""
     s = make_startd(STATIC + "CpuBusy = TotalLoadAvg > 0.5\nSLOTS_CONNECTED_TO_KEYBOARD = 1\n"
                     "SLOTS_CONNECTED_TO_CONSOLE = 1\nRANK = 7\n")
     s.handle(BenchmarksFinished(s.slot("slot1").name, mips=3000, kflops=800), 1)
@@ -476,9 +477,10 @@ def test_drain_requests_checks_and_completion_actions() -> None:
 
 
 def test_static_slot_claim_is_refused_unless_willing_to_run() -> None:
-    """Claims (policy-configuration.rst, Claimed State; HTCondor's willingToRun): a static slot takes
-    a claim only if START is true, the request fits its resources (WithinResourceLimits) and the
-    request's own Requirements hold against the slot."""
+    """Claims (the HTCondor manual's "Policy Configuration for Execution Points", "The Claimed State
+    and Leases"; HTCondor's willingToRun): a static slot takes a claim only if START is true, the
+    request fits its resources (WithinResourceLimits) and the request's own Requirements hold
+    against the slot."""
     from htcpool.classad import ExprTree
     from htcpool.startd import ClaimReply
     from tests.startd.helpers import claim, job, make_startd

@@ -1,5 +1,5 @@
-"""One test per policy expression of the seed's "State/Activity Transition Expression
-Summary" (policy-configuration.rst), plus IS_OWNER and the ``_VANILLA`` variants.
+"""One test per policy expression of the HTCondor manual's "State/Activity Transition Expression
+Summary" ("Policy Configuration for Execution Points"), plus IS_OWNER and the ``_VANILLA`` variants.
 
 Each test contrasts the expression true with it false (or absent), so it fails when the
 startd ignores the expression."""

@@ -1,10 +1,13 @@
-"""Slot layouts, partitionable slots and seed example policies run as scenarios."""
+"""Slot layouts, partitionable slots and the example policies of the HTCondor manual's
+"Policy Configuration for Execution Points" run as scenarios, with those of the HTCondor HOWTO
+"How to allow some jobs to claim the whole machine instead of one slot" (the whole-machine
+HOWTO)."""
 
 from __future__ import annotations
 
 import pytest
 
-from htcpool.classad import ClassAd
+from htcpool.classad import ClassAd, EvalContext, ExprTree, fixed_clock
 from htcpool.classad.match import requirements_hold
 from htcpool.startd import (
     Inventory,
@@ -18,9 +21,11 @@ from htcpool.startd import (
     build_layout,
     parse_slot_type,
 )
+from htcpool.startd.layout import satisfies
 from tests.startd.helpers import finish, job, make_startd, numbers, pair, run_job, tick
 
 STATIC = "RunBenchmarks = false\nSLOT_TYPE_0_PARTITIONABLE = false\n"
+AT_START = EvalContext(clock=fixed_clock(0.0))  # the layout is built when the startd starts
 
 
 @pytest.mark.parametrize("text", ["cpus=2, ram=128, swap=25%, disk=1/2", "cpus=1/2, memory=128, virt=25%, disk=50%",
@@ -28,7 +33,7 @@ STATIC = "RunBenchmarks = false\nSLOT_TYPE_0_PARTITIONABLE = false\n"
 def test_slot_type_syntaxes_are_equivalent(text: str) -> None:
     """Dividing System Resources: types 1-3 of the 4-core, 256 MB example are equal."""
     s = StartdSettings(num_cpus=4, memory=256, swap=4000, slot_types={1: SlotTypeSettings(1, text, 1)})
-    spec = build_layout(s, 4096, Inventory())[0].resources
+    spec = build_layout(s, 4096, Inventory(), AT_START)[0].resources
     assert (spec.cpus, spec.memory, spec.swap, spec.disk) == (2, 128, 1000, 2048)
 
 
@@ -37,7 +42,7 @@ def test_bare_share_and_auto() -> None:
     s = StartdSettings(num_cpus=4, memory=256, slot_types={1: SlotTypeSettings(1, "25%", 1),
                                                            2: SlotTypeSettings(2, "cpus=1, 1/4", 1),
                                                            3: SlotTypeSettings(3, "", 2)})
-    specs = build_layout(s, 4096, Inventory())
+    specs = build_layout(s, 4096, Inventory(), AT_START)
     assert [x.resources.memory for x in specs] == [64, 64, 64, 64]
     assert [x.resources.cpus for x in specs] == [1, 1, 1, 1]
 
@@ -46,11 +51,12 @@ def test_impossible_layout_is_refused() -> None:
     """Dividing System Resources: an impossible configuration fails with a message."""
     s = StartdSettings(num_cpus=2, memory=256, slot_types={1: SlotTypeSettings(1, "mem=200", 2)})
     with pytest.raises(LayoutError, match="SLOT_TYPE_1: not enough memory"):
-        build_layout(s, 4096, Inventory())
+        build_layout(s, 4096, Inventory(), AT_START)
     with pytest.raises(LayoutError, match="bare value"):
         parse_slot_type("4", [])
     with pytest.raises(LayoutError, match="less than one cpu"):
-        build_layout(StartdSettings(num_cpus=2, num_slots=3, slot_type_0_partitionable=False), 4096, Inventory())
+        build_layout(StartdSettings(num_cpus=2, num_slots=3, slot_type_0_partitionable=False), 4096, Inventory(),
+                     AT_START)
 
 
 def test_custom_resources_and_gpu_constraints() -> None:
@@ -63,10 +69,28 @@ def test_custom_resources_and_gpu_constraints() -> None:
         1: SlotTypeSettings(1, "\n   GPUs = 2 : Capability >= 8.0\n   90%\n", 1, partitionable=True),
         2: SlotTypeSettings(2, 'GPUs = 1 : "GPU-6a96bd13"\nCPUs = 1\nMemory = 10', 1),
         3: SlotTypeSettings(3, "auto", 2)})
-    specs = build_layout(s, 10**6, inv)
+    specs = build_layout(s, 10**6, inv, AT_START)
     assert specs[0].resources.ids["GPUs"] == ["GPU-b", "GPU-c"]
     assert specs[1].resources.ids["GPUs"] == ["GPU-6a96bd13"]
     assert specs[2].resources.ids["GPUs"] == ["GPU-a"] and specs[3].resources.ids["GPUs"] == []
+
+
+def test_device_constraints_that_read_the_time() -> None:
+    """A slot type's device constraint and a job's ``Require<Res>`` may read the time: the layout's
+    at the startd's start, the job's when its slot is carved."""
+    inv = Inventory(ids={"GPUs": ("GPU-a", "GPU-b")},
+                    properties={"GPU-a": ClassAd({"Capability": 7.0}), "GPU-b": ClassAd({"Capability": 8.6})})
+    s = StartdSettings(num_cpus=4, memory=4096, slot_types={
+        1: SlotTypeSettings(1, "GPUs = 1 : Capability > 8 && time() >= 0\nCPUs = 1\nMemory = 10", 1)})
+    assert build_layout(s, 10**6, inv, AT_START)[0].resources.ids["GPUs"] == ["GPU-b"]
+    request = ClassAd({"RequestGPUs": 1})
+    request["RequireGPUs"] = ExprTree("Capability < 8 && CurrentTime == 100")
+    at_100 = EvalContext(clock=fixed_clock(100.0))
+    chosen = [d for d in ("GPU-a", "GPU-b") if satisfies(repr(request.lookup("RequireGPUs")), d,
+                                                         inv.properties[d], at_100, request)]
+    assert chosen == ["GPU-a"]
+    assert not satisfies("Capability < 8 && CurrentTime == 100", "GPU-a", inv.properties["GPU-a"],
+                         EvalContext(clock=fixed_clock(101.0)), request)
 
 
 def test_machine_resource_cogs_from_config() -> None:
@@ -248,7 +272,7 @@ WHOLE = (STATIC + "NUM_CPUS = $(DETECTED_CORES)*2\nMEMORY = $(DETECTED_MEMORY)*2
 
 
 def test_scenario_whole_machine_slots() -> None:
-    """whole-machine-slots-howto: the whole-machine slot suspends until single-core jobs finish;
+    """The whole-machine HOWTO: the whole-machine slot suspends until single-core jobs finish;
     single-core slots are Owner while the whole-machine slot is Claimed."""
     s = make_startd(WHOLE, cpus=2, memory=2048)
     assert [x.id_str for x in s.slots] == ["slot1", "slot2", "slot3"]
@@ -264,7 +288,8 @@ def test_scenario_whole_machine_slots() -> None:
 
 
 def test_scenario_sticky_claim_worklife() -> None:
-    """whole-machine-slots-howto, sticky slots: CLAIM_WORKLIFE keeps a claim for new jobs until it expires."""
+    """The whole-machine HOWTO, sticky slots: CLAIM_WORKLIFE keeps a claim for new jobs until it
+    expires."""
     s = make_startd(STATIC + "CLAIM_WORKLIFE = 600\n")
     run_job(s, "slot1", job(), 0)
     finish(s, "slot1", 100)
@@ -324,12 +349,12 @@ def test_drain_start_expr_defrag_false() -> None:
     assert s.slot("slot1").ad.eval("Requirements") is False
 
 
-# ---------------------------------------------------------------------- more of the seed's layouts
+# -------------------------------------------------------------------- more of the manual's layouts
 @pytest.mark.parametrize("text", ["c=25%, m=64, v=1/4, d=25%", "25%", "1/4"])
 def test_slot_types_4_to_6_are_equivalent(text: str) -> None:
     """Dividing System Resources: types 4-6 of the 4-core, 256 MB example are equal."""
     s = StartdSettings(num_cpus=4, memory=256, swap=4000, slot_types={1: SlotTypeSettings(1, text, 1)})
-    spec = build_layout(s, 4096, Inventory())[0].resources
+    spec = build_layout(s, 4096, Inventory(), AT_START)[0].resources
     assert (spec.cpus, spec.memory, spec.swap, spec.disk) == (1, 64, 1000, 1024)
 
 
@@ -338,7 +363,7 @@ def test_memory_share_forms_on_128_mb(text: str) -> None:
     """Dividing System Resources: on a machine with 128 MB, mem=64, 1/2, 50% and auto give each of two
     slots the same memory."""
     s = StartdSettings(num_cpus=2, memory=128, slot_types={1: SlotTypeSettings(1, text, 2)})
-    assert [x.resources.memory for x in build_layout(s, 4096, Inventory())] == [64, 64]
+    assert [x.resources.memory for x in build_layout(s, 4096, Inventory(), AT_START)] == [64, 64]
 
 
 def test_blanket_default_with_explicit_auto_disk_and_units() -> None:
@@ -346,7 +371,7 @@ def test_blanket_default_with_explicit_auto_disk_and_units() -> None:
     amounts take units (memory in MiB, disk and swap in KiB: ``4G``, ``2M``)."""
     def one(text: str, memory: int = 256) -> tuple[float, int, int, int]:
         s = StartdSettings(num_cpus=4, memory=memory, swap=4000, slot_types={1: SlotTypeSettings(1, text, 1)})
-        r = build_layout(s, 4096, Inventory())[0].resources
+        r = build_layout(s, 4096, Inventory(), AT_START)[0].resources
         return (r.cpus, r.memory, r.swap, r.disk)
     assert one("cpus=1, ram=1/2, swap=50%") == one("cpus=1, disk=auto, 50%") == (1, 128, 2000, 4096)
     assert one("memory=4G, disk=2M, swap=1K", memory=8192) == (4, 4096, 1, 2048)
@@ -357,9 +382,9 @@ def test_even_division_by_num_slots() -> None:
     evenly; by default there is one slot per core (NUM_CPUS)."""
     s = StartdSettings(num_cpus=4, memory=1000, swap=4000, num_slots=2, slot_type_0_partitionable=False)
     assert [(x.resources.cpus, x.resources.memory, x.resources.disk, x.resources.swap)
-            for x in build_layout(s, 4000, Inventory())] == [(2, 500, 2000, 2000)] * 2
+            for x in build_layout(s, 4000, Inventory(), AT_START)] == [(2, 500, 2000, 2000)] * 2
     s = StartdSettings(num_cpus=4, memory=1000, slot_type_0_partitionable=False)
-    assert [x.resources.memory for x in build_layout(s, 4000, Inventory())] == [250] * 4
+    assert [x.resources.memory for x in build_layout(s, 4000, Inventory(), AT_START)] == [250] * 4
     started = make_startd("RunBenchmarks = false\nSLOT_TYPE_0_PARTITIONABLE = false\n", cpus=3, memory=3072)
     assert [(x.ad["Cpus"], x.ad["Memory"], x.ad["TotalSlots"]) for x in started.slots] == [(1, 1024, 3)] * 3
 
@@ -379,7 +404,7 @@ def test_consumption_policy_with_a_custom_resource() -> None:
     assert not s.handle(RequestClaim(p.claim.id, job(RequestGpu=2)), 2)[0].accepted  # type: ignore[union-attr]
 
 
-# ---------------------------------------------------------------------- more of the seed's examples
+# -------------------------------------------------------------------- more of the manual's examples
 @pytest.mark.parametrize("op,state", [("&&", "Owner"), ("||", "Unclaimed")])
 def test_owner_state_start_examples(op: str, state: str) -> None:
     """Owner State: with POLICY : Desktop (IS_OWNER = START =?= FALSE) and KeyboardIdle 34 s,
@@ -417,8 +442,9 @@ def test_interactive_slot_rank_and_coltranes_machine() -> None:
 
 
 def test_scenario_whole_machine_suspends_single_core_jobs_instead() -> None:
-    """whole-machine-slots-howto, alternative: suspend the single-core jobs while the whole-machine job
-    runs (``SUSPEND = ($(SUSPEND)) || (MY.CAN_RUN_WHOLE_MACHINE =!= TRUE && <whole slot> =?= "Claimed")``)."""
+    """The whole-machine HOWTO, alternative: suspend the single-core jobs while the whole-machine
+    job runs (``SUSPEND = ($(SUSPEND)) || (MY.CAN_RUN_WHOLE_MACHINE =!= TRUE && <whole slot> =?=
+    "Claimed")``)."""
     text = WHOLE.replace("SUSPEND = ($(SUSPEND)) || ( MY.CAN_RUN_WHOLE_MACHINE && $(SINGLE_CORE_SLOTS_CLAIMED) )\n",
                          'SUSPEND = ($(SUSPEND)) || ( MY.CAN_RUN_WHOLE_MACHINE =!= TRUE && '
                          '$(WHOLE_MACHINE_SLOT_STATE) =?= "Claimed" )\n')
@@ -435,9 +461,9 @@ def test_scenario_whole_machine_suspends_single_core_jobs_instead() -> None:
 
 
 def test_scenario_whole_machine_preempts_slow_single_core_jobs() -> None:
-    """whole-machine-slots-howto, alternative: the whole-machine job is suspended while single-core jobs
-    finish, but they are preempted after a day of retirement (``PREEMPT = ($(PREEMPT)) || ...`` with
-    ``MaxJobRetirementTime = 24*3600``); then the whole-machine job continues."""
+    """The whole-machine HOWTO, alternative: the whole-machine job is suspended while single-core
+    jobs finish, but they are preempted after a day of retirement (``PREEMPT = ($(PREEMPT)) || ...``
+    with ``MaxJobRetirementTime = 24*3600``); then the whole-machine job continues."""
     s = make_startd(WHOLE + 'PREEMPT = ($(PREEMPT)) || ( MY.CAN_RUN_WHOLE_MACHINE =!= TRUE && '
                     '$(WHOLE_MACHINE_SLOT_STATE) =?= "Claimed" )\nMaxJobRetirementTime = 24*3600\n',
                     cpus=2, memory=2048)
@@ -456,9 +482,10 @@ def test_scenario_whole_machine_preempts_slow_single_core_jobs() -> None:
 
 
 def test_scenario_sticky_whole_machine_slot_across_users() -> None:
-    """whole-machine-slots-howto, sticky slots across users: single-core jobs may not start for 10 minutes
-    after the whole-machine slot changes state (``SlotX_EnteredCurrentState`` cross-advertised, compared
-    with the collector's ``LastHeardFrom``; undefined at the startd itself, so it does not block there)."""
+    """The whole-machine HOWTO, sticky slots across users: single-core jobs may not start for 10
+    minutes after the whole-machine slot changes state (``SlotX_EnteredCurrentState``
+    cross-advertised, compared with the collector's ``LastHeardFrom``; undefined at the startd
+    itself, so it does not block there)."""
     text = WHOLE.replace("STARTD_SLOT_ATTRS = State\n", "STARTD_SLOT_ATTRS = State, EnteredCurrentState\n") + (
         'WHOLE_MACHINE_SLOT_ENTERED_CURRENT_STATE = eval(strcat("Slot",$(WHOLE_MACHINE_SLOT),'
         '"_EnteredCurrentState"))\n'
@@ -491,7 +518,7 @@ def test_every_resource_name_alias(cpus: str, mem: str, disk: str, swap: str) ->
     S, s, VirtualMemory, V, v."""
     text = f"{cpus}=2, {mem}=100, {disk}=25%, {swap}=1/2"
     s = StartdSettings(num_cpus=4, memory=256, swap=4000, slot_types={1: SlotTypeSettings(1, text, 1)})
-    r = build_layout(s, 4096, Inventory())[0].resources
+    r = build_layout(s, 4096, Inventory(), AT_START)[0].resources
     assert (r.cpus, r.memory, r.disk, r.swap) == (2, 100, 1024, 2000)
 
 

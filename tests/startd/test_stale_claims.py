@@ -1,6 +1,7 @@
 """Claims that no longer exist: the claim-id index, starters of removed dynamic slots
-(KILLING_TIMEOUT, reused sub-ids) - seed sections 1.6 (ids reused by the IdDispenser),
-2.10 (soft/hard kill and KILLING_TIMEOUT) and 2.12 (claims are found by id)."""
+(KILLING_TIMEOUT, reused sub-ids), as HTCondor 25's startd does it: ids reused by the IdDispenser
+(``ResMgr.cpp``), soft/hard kill and KILLING_TIMEOUT (``claim.cpp``) and claims found by id
+(``command.cpp``)."""
 
 from __future__ import annotations
 
@@ -45,7 +46,7 @@ def _preempted_and_reused() -> tuple[Startd, str, Slot]:
 
 
 def test_killing_timeout_of_a_preempted_dynamic_slot_is_kept() -> None:
-    """Seed 2.10 (KILLING_TIMEOUT after a hard kill) with 1.8 (negotiator preemption of dslots):
+    """KILLING_TIMEOUT after a hard kill (``claim.cpp``) with the negotiator preempting dslots:
     the removed slot's starter is still SIGKILLed when KILLING_TIMEOUT (30 s) runs out."""
     s, old_id, _ = _preempted_and_reused()
     assert s.next_deadline() == 40
@@ -54,8 +55,8 @@ def test_killing_timeout_of_a_preempted_dynamic_slot_is_kept() -> None:
 
 
 def test_late_starter_exit_of_the_old_incarnation_is_harmless() -> None:
-    """Seed 1.6 (dynamic sub-ids are reused) and 2.12 (claims are found by id): a late
-    StarterExited/FinalJobUpdate for the preempted slot1_1 leaves the new slot1_1 running and
+    """Dynamic sub-ids are reused (``ResMgr.cpp``) and claims are found by id (``command.cpp``): a
+    late StarterExited/FinalJobUpdate for the preempted slot1_1 leaves the new slot1_1 running and
     ends the old starter's KILLING_TIMEOUT."""
     s, old_id, new = _preempted_and_reused()
     s.handle(FinalJobUpdate("slot1_1@test.example.org", old_id), 12)
@@ -67,8 +68,8 @@ def test_late_starter_exit_of_the_old_incarnation_is_harmless() -> None:
 
 
 def test_name_only_starter_exit_goes_to_the_dying_incarnation_first() -> None:
-    """Seed 1.6: without a claim id, a StarterExited naming a reused sub-id is taken to be the
-    killed starter of the removed incarnation while one is pending."""
+    """Sub-ids are reused: without a claim id, a StarterExited naming a reused sub-id is taken to be
+    the killed starter of the removed incarnation while one is pending."""
     s, _, new = _preempted_and_reused()
     s.handle(StarterExited("slot1_1@test.example.org"), 13)
     assert pair(s, "slot1_1") == ("Claimed", "Busy") and not s.dying
@@ -77,7 +78,7 @@ def test_name_only_starter_exit_goes_to_the_dying_incarnation_first() -> None:
 
 
 def test_messages_about_a_removed_claim_do_nothing() -> None:
-    """Seed 2.12: ALIVE, RELEASE_CLAIM and ACTIVATE_CLAIM are found by claim id, so the
+    """``command.cpp``: ALIVE, RELEASE_CLAIM and ACTIVATE_CLAIM are found by claim id, so the
     preempted claim's id no longer reaches the slot that reuses its name."""
     s, old_id, new = _preempted_and_reused()
     lease = new.claim.lease_expires
@@ -93,7 +94,7 @@ class _NoScan(list[Slot]):
 
 
 def test_claim_lookup_is_indexed() -> None:
-    """Seed 2.12 (REQUEST_CLAIM/RELEASE_CLAIM/ALIVE name a claim id): the current claim, the
+    """``command.cpp`` (REQUEST_CLAIM/RELEASE_CLAIM/ALIVE name a claim id): the current claim, the
     pre-made preempting id and a pending preempting claim are found without scanning the slots."""
     s = make_startd("RunBenchmarks = false\nSLOT_TYPE_0_PARTITIONABLE = false\nNUM_SLOTS = 3\n"
                    "MaxJobRetirementTime = 1000\n", cpus=3)
@@ -116,9 +117,9 @@ def test_claim_lookup_is_indexed() -> None:
 
 # ---------------------------------------------------------------------- CATALOG_SPACE
 def test_catalog_space_is_subtracted_from_the_disk_request() -> None:
-    """Seed 2.11 (generated WithinResourceLimits: ``(TARGET.RequestDisk - <CATALOG_SPACE>) <=
-    MY.Disk``) and 3.2 (CATALOG_SPACE default): catalog space does not count against the slot's
-    disk, and the default is 0 for a job without catalogs."""
+    """``Reqexp.cpp`` (generated WithinResourceLimits: ``(TARGET.RequestDisk - <CATALOG_SPACE>) <=
+    MY.Disk``) and ``param_info.in`` (CATALOG_SPACE default): catalog space does not count against
+    the slot's disk, and the default is 0 for a job without catalogs."""
     static = "RunBenchmarks = false\nSLOT_TYPE_0_PARTITIONABLE = false\n"
     s = make_startd(static + "CATALOG_SPACE = 4000\n")
     ad = s.slot("slot1").ad
@@ -132,7 +133,7 @@ def test_catalog_space_is_subtracted_from_the_disk_request() -> None:
 
 
 def test_fallback_settings_equal_htcondors_defaults() -> None:
-    """Seed 3.2 / param_info.in: a ``StartdSettings`` built without configuration uses HTCondor's
+    """``param_info.in``: a ``StartdSettings`` built without configuration uses HTCondor's
     defaults - ``MODIFY_REQUEST_EXPR_REQUESTDISK = quantize(RequestDisk - $(CATALOG_SPACE),
     {Target.DiskQuantum?:1024})`` and the ``CATALOG_SPACE`` default - exactly as the configuration
     reader expands them, so carving subtracts catalog space from the disk request either way."""

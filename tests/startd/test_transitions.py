@@ -1,5 +1,5 @@
-"""One test per numbered transition of the seed (policy-configuration.rst,
-"State and Activity Transitions"); each asserts the number recorded by the table."""
+"""One test per numbered transition of the HTCondor manual's "Policy Configuration for Execution
+Points" ("State and Activity Transitions"); each asserts the number recorded by the table."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ NOBENCH = "RunBenchmarks = false\nSLOT_TYPE_0_PARTITIONABLE = false\n"
 
 
 def test_table_rejects_illegal_event_naming_event_and_state() -> None:
-    """Seed "State and Activity Transitions": only listed transitions exist."""
+    """The manual's "State and Activity Transitions": only listed transitions exist."""
     with pytest.raises(IllegalTransition, match="ACTIVATE.*Owner/Idle"):
         step(State.OWNER, Activity.IDLE, Event.ACTIVATE)
 

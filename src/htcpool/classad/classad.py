@@ -21,7 +21,7 @@ from htcpool.classad.context import DEFAULT_CONTEXT, EvalContext
 from htcpool.classad.errors import ClassAdEvaluationError, ClassAdParseError
 from htcpool.classad.nodes import AdExpr, ListExpr, Literal, Node
 from htcpool.classad.scope import EvalFailure, EvalState, Fn, eval_in
-from htcpool.classad.values import ERROR, UNDEFINED, AbsTime, ListValue, RelTime, Value
+from htcpool.classad.values import ERROR, UNDEFINED, AbsTime, ListValue, RelTime, Value, wrap_int
 
 if TYPE_CHECKING:
     from htcpool.classad.expr import ExprTree
@@ -237,6 +237,11 @@ class ClassAd(Node, MutableMapping[str, Any]):
 
 def to_node(value: Any) -> Node:
     """An expression node for a Python value (classad2's conversion rules)."""
+    t = type(value)
+    if t is str or t is float or t is bool:  # the common plain values first, before any import
+        return Literal(value)
+    if t is int:
+        return Literal(wrap_int(value))
     from htcpool.classad.expr import ExprTree
 
     if isinstance(value, ExprTree):
@@ -253,12 +258,7 @@ def to_node(value: Any) -> Node:
         else:
             secs = int(value.astimezone(UTC).timestamp())
         return Literal(AbsTime(secs, 0))
-    t = type(value)
     if t in (bool, int, float, str, AbsTime, RelTime):
-        if t is int:
-            from htcpool.classad.values import wrap_int
-
-            value = wrap_int(value)
         return Literal(value)
     if isinstance(value, bytes):
         return Literal(value.decode("utf-8", "surrogateescape"))

@@ -36,6 +36,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "history": ("htcpool.cli.history", "Jobs that left the queue (condor_history)"),
     "who": ("htcpool.cli.drain:who", "Jobs running on this machine (condor_who)"),
     "reschedule": ("htcpool.cli.drain:reschedule", "Negotiate now (condor_reschedule)"),
+    "sim": ("htcpool.cli.sim", "Simulate a pool's policy on a workload, or sweep knobs (htcpool sim sweep)"),
 }
 
 

@@ -42,9 +42,10 @@ def connect() -> PoolClient:
         raise ToolError(str(e)) from None
 
 
-def request(client: PoolClient, daemon: str, message: Any) -> Any:
+def request(client: PoolClient, daemon: str, message: Any, url: str | None = None) -> Any:
+    """``message`` to the pool's ``daemon`` (at ``url`` when given: one of several startds)."""
     try:
-        return client.send(daemon, message)
+        return client.client.send(url, message) if url else client.send(daemon, message)
     except PoolNotRunning as e:
         raise ToolError(str(e)) from None
     except RequestRefused as e:
@@ -107,6 +108,19 @@ def schedd_identity(client: PoolClient) -> tuple[str, str]:
         return f"{user()}@localhost", client.url("schedd")
     ad = ads[0]
     return str(ad.get("Name", "")), str(ad.get("ScheddIpAddr", ""))
+
+
+def startd_url(client: PoolClient, name: str | None) -> str | None:
+    """The URL of the startd whose machine or slot is ``name`` (several startds may run under one
+    master, docs/defrag.md); None for the pool's own startd."""
+    if name is None:
+        return None
+    reply = request(client, "collector", QueryAds("Machine", "", ("Name", "Machine", "MyAddress")))
+    for slot in list(reply.ads) if isinstance(reply, AdList) else []:
+        if name.lower() in (str(slot.get("Machine", "")).lower(), str(slot.get("Name", "")).lower()):
+            address = slot.get("MyAddress")
+            return address if isinstance(address, str) and address else None
+    return None
 
 
 def startd_identity(client: PoolClient, name: str | None = None) -> tuple[str, str]:

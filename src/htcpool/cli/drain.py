@@ -7,9 +7,9 @@
     htcpool who
     htcpool reschedule
 
-The pool has one startd; MACHINE (its machine name, or one of its slots) is checked against
-it and a name it does not have ends the tool with HTCondor's ``Can't find address for startd
-NAME``. The reports are condor_drain's and condor_vacate's (``Sent request to drain the startd
+MACHINE (a startd's machine name, or one of its slots) picks the startd the command goes to
+(a pool may run several, docs/defrag.md); a name no startd has ends the tool with HTCondor's
+``Can't find address for startd NAME``. The reports are condor_drain's and condor_vacate's (``Sent request to drain the startd
 <addr> with NAME. ...``, ``Sent "Vacate-All-Claims" command to local startd``); a refused
 drain is reported as condor_drain does: ``Attempt to send DRAIN_JOBS to startd <addr> failed``
 and the startd's reason on the next line.
@@ -28,6 +28,7 @@ from htcpool.cli.common import (
     request,
     run_tool,
     startd_identity,
+    startd_url,
 )
 from htcpool.cli.formats import format_duration
 from htcpool.protocol import Command, DaemonCommand, How, Ok, QueryAds
@@ -75,7 +76,7 @@ def drain(argv: list[str]) -> int:
             args.how or DrainSpeed.GRACEFUL, args.completion or DrainCompletion.NOTHING, args.check, args.start,
             args.reason)
         try:
-            reply = request(client, "startd", message)
+            reply = request(client, "startd", message, startd_url(client, args.machine))
         except ToolError as e:
             raise ToolError(f"Attempt to send {command} to startd {address} failed\n{_refusal(str(e))}") from None
         if args.cancel:
@@ -103,10 +104,11 @@ def vacate(argv: list[str]) -> int:
             startd_identity(client, args.machine)
         fast = "-Fast" if args.fast else ""
         if args.machine is not None and "@" in args.machine:
-            request(client, "startd", Vacate(args.machine, args.fast))
+            request(client, "startd", Vacate(args.machine, args.fast), startd_url(client, args.machine))
             print(f'Sent "Vacate-Claim{fast}" command to startd {args.machine}')
             return 0
-        request(client, "startd", DaemonCommand(Command.VACATE, How.FAST if args.fast else How.GRACEFUL))
+        request(client, "startd", DaemonCommand(Command.VACATE, How.FAST if args.fast else How.GRACEFUL),
+                startd_url(client, args.machine))
         target = f"startd {args.machine}" if args.machine else "local startd"
         print(f'Sent "Vacate-All-Claims{fast}" command to {target}')
         return 0

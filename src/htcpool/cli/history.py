@@ -18,9 +18,9 @@ from htcpool.cli.common import (
     run_tool,
     without_private,
 )
+from htcpool.cli.formats import format_autoformat, format_history, format_long
 from htcpool.clock import local_zone, wall_clock
 from htcpool.protocol import HistoryQuery
-from htcpool.schedd import format_autoformat, format_history, format_long
 
 
 def main(argv: list[str]) -> int:
@@ -47,8 +47,8 @@ def main(argv: list[str]) -> int:
         if args.constraint:
             parts.append(f"({args.constraint})")
         client = connect()
-        newest_first = without_private(request(client, "schedd", HistoryQuery(" && ".join(parts), args.limit)).ads)
-        ads = newest_first[::-1]  # the formatters take the history oldest first, as it was written
+        # The schedd answers newest first, the order condor_history prints in.
+        ads = without_private(request(client, "schedd", HistoryQuery(" && ".join(parts), args.limit)).ads)
         if args.af:
             sys.stdout.write(format_autoformat(ads, args.af, now=wall_clock()))
         elif args.long:

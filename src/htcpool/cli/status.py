@@ -1,7 +1,7 @@
 """``htcpool status``: condor_status.
 
     htcpool status [-long] [-json] [-af ATTR...] [-constraint EXPR] [-available] [-run]
-                   [-total] [-direct NAME] [-schedd|-negotiator|-master|-collector|-submitters|-any]
+                   [-total] [-direct NAME] [-schedd|-negotiator|-master|-collector|-submitters|-defrag|-any]
                    [NAME...]
 
 Slots by default (their machine ads from the collector); ``-direct NAME`` asks the
@@ -19,6 +19,7 @@ headings), a blank line, then one row per ad; an attribute an ad lacks prints ``
     -negotiator  Name (20) Machine (20)
     -collector   Name (28) Machine (18) RunningJobs (11) IdleJobs (8) HostsTotal (10)
     -master      Name (20)
+    -defrag      Name (as wide as the longest) Draining (8) Peak (8) TotalDrained (12)
     -any         MyType (18) TargetType (18) Name (41)
 
 (the schedd's ``RunningJobs`` … are its ``TotalRunningJobs`` … attributes).
@@ -41,6 +42,7 @@ from htcpool.cli.common import (
     request,
     run_tool,
     startd_identity,
+    startd_url,
     without_private,
 )
 from htcpool.cli.formats import format_autoformat, format_json, format_long, format_status
@@ -64,6 +66,8 @@ DAEMON_VIEWS: dict[str, tuple[str, tuple[tuple[str, str, int], ...]]] = {
                                 ("RunningJobs", "RunningJobs", 11), ("IdleJobs", "IdleJobs", 8),
                                 ("HostsTotal", "HostsTotal", 10))),
     "master": ("DaemonMaster", (("Name", "Name", -20),)),
+    "defrag": ("Defrag", (("Name", "Name", 0), ("Draining", "MachinesDraining", 8),
+                          ("Peak", "MachinesDrainingPeak", 8), ("TotalDrained", "DrainedMachines", 12))),
     "any": ("Any", (("MyType", "MyType", -18), ("TargetType", "TargetType", -18), ("Name", "Name", -41))),
 }
 
@@ -112,7 +116,10 @@ def main(argv: list[str]) -> int:
         query = QueryAds(my_type, " && ".join(f"({p})" for p in parts))
         if args.direct:
             startd_identity(client, args.direct)  # HTCondor: Can't find address for startd NAME
-        reply = request(client, "startd" if args.direct else "collector", query)
+        if args.direct:  # the startd of that machine or slot (one of several, docs/defrag.md)
+            reply = request(client, "startd", query, startd_url(client, args.direct))
+        else:
+            reply = request(client, "collector", query)
         ads = sorted(without_private(reply.ads if isinstance(reply, AdList) else []),
                      key=lambda a: (str(a.get("Machine", "")), _slot_order(str(a.get("Name", "")))))
         if args.af:
@@ -140,13 +147,16 @@ def format_daemons(ads: Sequence[ClassAd], columns: Sequence[tuple[str, str, int
     ``missing`` stands for an attribute an ad lacks (``-any`` prints ``None``)."""
     if not ads:
         return ""
+    cells = [[_cell(ad, attr, missing) for _, attr, _ in columns] for ad in ads]
+    # a width of 0: left-aligned, as wide as the column's longest text (HTCondor's WIDTH AUTO)
+    widths = [w or -max(len(heading), *(len(row[i]) for row in cells))
+              for i, (heading, _, w) in enumerate(columns)]
 
-    def line(cells: Sequence[str]) -> str:
-        text = " ".join(c.ljust(-w) if w < 0 else c.rjust(w) for c, (_, _, w) in zip(cells, columns,
-                                                                                   strict=True))
+    def line(texts: Sequence[str]) -> str:
+        text = " ".join(c.ljust(-w) if w < 0 else c.rjust(w) for c, w in zip(texts, widths, strict=True))
         return fit_line(text, width)
 
-    rows = [line([_cell(ad, attr, missing) for _, attr, _ in columns]) for ad in ads]
+    rows = [line(row) for row in cells]
     return "\n".join([line([heading for heading, _, _ in columns]), "", *rows]) + "\n"
 
 

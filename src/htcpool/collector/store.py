@@ -36,8 +36,10 @@ import heapq
 import math
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from htcpool.classad import ClassAd, ClassAdError, EvalContext, as_number, fixed_clock
+from htcpool.classad.nodes import Literal
 from htcpool.collector.errors import CollectorUpdateError, CollectorUsageError
 from htcpool.collector.query import compile_constraint, project, projection_keys, with_private
 
@@ -60,31 +62,39 @@ class _Entry:
     updates_lost: int = 0
 
 
-def _text(ad: ClassAd, attr: str) -> str | None:
+def _value(ad: ClassAd, attr: str, now: float) -> Any:
+    """An attribute's value, an expression evaluated with the clock at ``now``; None when it
+    cannot be evaluated. A literal (the usual case) is read without making a context."""
+    node = ad._exprs.get(attr.lower())
+    if node is None:
+        return None
+    if type(node) is Literal:
+        return node.value
     try:
-        value = ad.evaluate(attr)
+        return ad._evaluate_node(node, None, EvalContext(clock=fixed_clock(now)))
     except ClassAdError:
         return None
+
+
+def _text(ad: ClassAd, attr: str, now: float) -> str | None:
+    value = _value(ad, attr, now)
     return value if type(value) is str else None
 
 
-def _integer(ad: ClassAd, attr: str) -> int | None:
+def _integer(ad: ClassAd, attr: str, now: float) -> int | None:
     """An attribute's value as a whole number (a real truncated); None when it is none."""
-    try:
-        value = as_number(ad.evaluate(attr))
-    except ClassAdError:
-        return None
+    value = as_number(_value(ad, attr, now))
     return int(value) if value is not None and math.isfinite(value) else None
 
 
-def ad_key(ad: ClassAd) -> AdKey:
-    """The key ``ad`` is filed under; ``CollectorUpdateError`` when it lacks MyType or Name."""
-    my_type, name = _text(ad, "MyType"), _text(ad, "Name")
+def ad_key(ad: ClassAd, now: float) -> AdKey:
+    """The key ``ad`` is filed under at ``now``; ``CollectorUpdateError`` when it lacks MyType or Name."""
+    my_type, name = _text(ad, "MyType", now), _text(ad, "Name", now)
     if not my_type or name is None:
         missing = "MyType" if not my_type else "Name"
         raise CollectorUpdateError(f"cannot store an ad without a {missing} string")
     kind = my_type.lower()
-    schedd = (_text(ad, "ScheddName") or "") if kind == "submitter" else ""
+    schedd = (_text(ad, "ScheddName", now) or "") if kind == "submitter" else ""
     return (kind, name, schedd)
 
 
@@ -106,14 +116,14 @@ class AdStore:
     # ------------------------------------------------------------------ updates
     def update(self, ad: ClassAd, now: float, private: ClassAd | None = None) -> AdKey:
         """Store ``ad`` (and its private part) under its key; returns the key."""
-        key = ad_key(ad)
+        key = ad_key(ad, now)
         self._now = max(self._now, now)
         stored = ad.copy()
         heard = int(now)
         stored["LastHeardFrom"] = heard
         table = self._tables.setdefault(key[0], {})
         old = table.get(key)
-        lifetime = _integer(stored, "ClassAdLifetime")
+        lifetime = _integer(stored, "ClassAdLifetime", now)
         if lifetime is None:
             lifetime = math.floor(self.default_lifetime)
         self._serial += 1
@@ -124,7 +134,7 @@ class AdStore:
                 if attr in stored:
                     entry.private.insert_node(attr, stored._exprs[attr.lower()])
         if self.daemon_stats:
-            self._count_update(entry, old)
+            self._count_update(entry, old, now)
         if old is None:
             self._count += 1
             self._order.pop(key[0], None)
@@ -134,17 +144,17 @@ class AdStore:
             self._compact()
         return key
 
-    def _count_update(self, entry: _Entry, old: _Entry | None) -> None:
+    def _count_update(self, entry: _Entry, old: _Entry | None, now: float) -> None:
         ad = entry.ad
-        sequence, started = _integer(ad, "UpdateSequenceNumber"), _integer(ad, "DaemonStartTime")
+        sequence, started = _integer(ad, "UpdateSequenceNumber", now), _integer(ad, "DaemonStartTime", now)
         if sequence is None or started is None:
             return
         if old is not None:
             entry.updates_total = old.updates_total
             entry.updates_sequenced = old.updates_sequenced
             entry.updates_lost = old.updates_lost
-            old_sequence = _integer(old.ad, "UpdateSequenceNumber")
-            old_started = _integer(old.ad, "DaemonStartTime")
+            old_sequence = _integer(old.ad, "UpdateSequenceNumber", now)
+            old_started = _integer(old.ad, "DaemonStartTime", now)
             if old_sequence is not None and old_started is not None:
                 lost = 0
                 if started == old_started and sequence > old_sequence + 1:

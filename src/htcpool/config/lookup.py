@@ -4,7 +4,10 @@ HTCondor's order (``lookup_macro``) is: ``LOCALNAME.NAME`` in the configuration,
 in the table; ``SUBSYSTEM.NAME`` in the configuration, then in the table; ``NAME`` in
 the configuration, then the table default. An empty value found on the way stops the
 search (``X =`` hides the default). A table entry with an empty default counts as
-not there.
+not there. The manual ("Introduction to Configuration") also lists
+``SUBSYSTEM.LOCALNAME.NAME`` first; HTCondor 25's reader does not look it up (probed
+through its Python bindings in ``tests/config/test_local_name.py``), and neither does
+this one: a second startd's own settings are written ``B.NAME``.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """The accountant: real and effective user priorities, usage, and the records behind them.
 
-Rules of this module (HTCondor 25's ``Accountant.cpp``, seed section 3.6.4):
+Rules of this module (HTCondor 25's ``Accountant.cpp``; the HTCondor manual's "Priority
+Calculation" in "User Priorities and Negotiation"):
 
 * One ``CustomerRecord`` per submitter (``user@domain``, or ``group.user@domain``) and per
   accounting group (its full name, ``<none>`` for the root). Names are case-sensitive keys.
@@ -22,7 +23,7 @@ Rules of this module (HTCondor 25's ``Accountant.cpp``, seed section 3.6.4):
   default, in that order) and then sticks, as in HTCondor.
 * Ceiling, floor and priority factor can be leased for a duration (``-duration``): the value
   replaced is kept and comes back when ``expire_leases(now)`` finds the lease over (each cycle
-  starts with it); a second lease while one runs is refused (reference 1.7).
+  starts with it); a second lease while one runs is refused (``Accountant.cpp``'s lease setters).
 * Every change is committed to the ``AccountantStore`` (if any) as one transaction, so a live
   driver can persist the state and reload it without loss (``records.py``).
 """
@@ -44,25 +45,25 @@ MIN_PRIORITY = 0.5  # HTCondor's constant minimum RUP; not configurable
 CLAIMED_LIKE = frozenset({"Claimed", "Preempting"})
 
 
-def remote_user_of(slot: ClassAd) -> str | None:
+def remote_user_of(slot: ClassAd, context: EvalContext) -> str | None:
     """The customer a claimed slot is charged to: ``AccountingGroup``, else ``RemoteUser``."""
     for attr in ("AccountingGroup", "RemoteUser"):
-        v = slot.evaluate(attr)
+        v = slot.evaluate(attr, context)
         if type(v) is str and v:
             return v
     return None
 
 
-def is_claimed(slot: ClassAd, discount_suspended: bool) -> bool:
+def is_claimed(slot: ClassAd, discount_suspended: bool, context: EvalContext) -> bool:
     """Whether the accountant charges this slot (``Accountant::IsClaimed``)."""
-    state = slot.evaluate("State")
+    state = slot.evaluate("State", context)
     if state not in CLAIMED_LIKE:
         return False
     if discount_suspended:
-        activity = slot.evaluate("Activity")
+        activity = slot.evaluate("Activity", context)
         if type(activity) is str and activity.lower() == "suspended":
             return False
-    return remote_user_of(slot) is not None
+    return remote_user_of(slot, context) is not None
 
 
 class SlotWeigher:
@@ -248,7 +249,7 @@ class Accountant:
         self._dirty.add(name)
         self.commit()
 
-    # ----------------------------------------------------------- leases (reference 1.7)
+    # ----------------------------------------------------------- leases (Accountant.cpp)
     def _lease(self, name: str, what: str, value: float, now: float | None, duration: float) -> None:
         if now is None:
             raise NegotiatorUsageError("a lease needs the time it starts")
@@ -367,11 +368,12 @@ class Accountant:
                 rec.weighted_resources_used = 0.0
                 rec.hier_weighted_resources_used = 0.0
                 self._dirty.add(rec.name)
-        weigh = SlotWeigher(self.policy, EvalContext(clock=fixed_clock(now)))
+        context = EvalContext(clock=fixed_clock(now))
+        weigh = SlotWeigher(self.policy, context)
         discount = self.policy.discount_suspended_resources
         for slot in slots:
-            if is_claimed(slot, discount):
-                customer = remote_user_of(slot)
+            if is_claimed(slot, discount, context):
+                customer = remote_user_of(slot, context)
                 assert customer is not None
                 self._charge(customer, weigh(slot), now)
         self.commit()

@@ -1,21 +1,24 @@
 """One negotiation cycle, as a pure function of its inputs: ``negotiate(now, slots, submitters, …)``.
 
-The steps, in order (seed section 3.6.5; HTCondor 25 ``negotiationTime``):
+The steps, in order (the HTCondor manual's "Negotiation" in "User Priorities and Negotiation";
+HTCondor 25 ``matchmaker.cpp``, ``negotiationTime``):
 
 1. all slots, whatever their state (unnamed ads dropped), that satisfy NEGOTIATOR_SLOT_CONSTRAINT;
    all submitters with jobs that satisfy NEGOTIATOR_SUBMITTER_CONSTRAINT, each with the requests
-   its schedd would send under NEGOTIATOR_JOB_CONSTRAINT (reference 2.2, 2.7);
+   its schedd would send under NEGOTIATOR_JOB_CONSTRAINT (``obtainAdsFromCollector``,
+   ``negotiate``);
 2. priorities: expired ceiling/floor/factor leases restored, ``update_priorities(now)``, then
    usage recounted from the claimed slots;
 3. the pool's size (``poolsize``: NEGOTIATOR_SLOT_POOLSIZE_CONSTRAINT, GhostMultiplier); slots
    trimmed: claimed ones when preemption is not considered, those with retirement time left unless
-   ``NEGOTIATOR_CONSIDER_EARLY_PREEMPTION``, and claimed slots not running a job (the seed's rule
-   2); with ``ALLOW_PSLOT_PREEMPTION`` dynamic slots are preempted only through their p-slot;
+   ``NEGOTIATOR_CONSIDER_EARLY_PREEMPTION``, and claimed slots not running a job (the manual's
+   "Negotiation", rule 2); with ``ALLOW_PSLOT_PREEMPTION`` dynamic slots are preempted only
+   through their p-slot;
 4. claimed slots get the ephemeral ``RemoteUserPrio``, ``RemoteUserResourcesInUse``,
    ``RemoteGroup…`` attributes, and with NEGOTIATOR_CROSS_SLOT_PRIOS every slot the
    ``slot<N>_…`` ones of its siblings (``slotattrs``); each request gets ``SubmitterUserPrio``, ``SubmitterGroup…``,
    ``SubmitterNegotiatingGroup``, ``SubmitterAutoregroup`` (see ``request_ad``). The
-   ``…ResourcesInUse`` ones are live, as in HTCondor (reference 5.1, 5.2): when any slot ad or
+   ``…ResourcesInUse`` ones are live, as in HTCondor (``addRemoteUserPrios``): when any slot ad or
    policy expression reads them, a request's candidate list is built afresh for each run of its
    autocluster in a session with the usage of that moment (HTCondor's match-list cache lives as long),
    and the request ad carries the submitter's usage at each job;
@@ -24,7 +27,10 @@ The steps, in order (seed section 3.6.5; HTCondor 25 ``negotiationTime``):
    below their floor; with groups, the allocation rounds of ``grouprounds.py``.
 
 Every match is charged to the accountant at once, so later shares see it. The result lists the
-matches in the order they were made; nothing here sends anything anywhere.
+matches in the order they were made; nothing here sends anything anywhere. A slot, submitter or
+request whose constraint cannot be evaluated at all (a ``ClassAdError``) is left out, and a job
+whose matching cannot be evaluated is rejected (``session``); both are named in the result's
+``failures`` and the cycle goes on.
 """
 
 from __future__ import annotations
@@ -33,7 +39,7 @@ import math
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field, replace
 
-from htcpool.classad import ClassAd, EvalContext, ExprTree, fixed_clock
+from htcpool.classad import ClassAd, ClassAdError, EvalContext, ExprTree, fixed_clock
 from htcpool.negotiator.accountant import CLAIMED_LIKE, Accountant, SlotWeigher
 from htcpool.negotiator.exprinfo import closure, expression_shape, literal, number, with_values
 from htcpool.negotiator.globalprios import fan_out
@@ -93,6 +99,10 @@ def _zero() -> float:
     return 0.0
 
 
+def _first_job(request: ResourceRequest) -> str:
+    return "%d.%d" % request.jobs[0] if request.jobs else "?"
+
+
 class NegotiationCycle:
     """The state of one cycle; ``negotiate`` builds one and runs it."""
 
@@ -117,8 +127,8 @@ class NegotiationCycle:
         self.group_quota_table: dict[str, float] = {}
         self.live_sensitive = False  # some expression reads a …ResourcesInUse attribute
         self.usage_epoch = 0  # matches charged so far: the live attributes' version
-        self.decorator = SlotDecorator(accountant, groups, self.group_quota_table, policy.cross_slot_prios,
-                                       policy.startd_resource_prefix)
+        self.decorator = SlotDecorator(accountant, groups, self.group_quota_table, self.context,
+                                       policy.cross_slot_prios, policy.startd_resource_prefix)
         self.started = timer()  # the timer's reading at the start (the time limits count from it)
         self.submitter_time: dict[str, float] = {}  # TotalTimeInCycle, per submitter name
         self.schedd_time: dict[str, float] = {}
@@ -129,21 +139,24 @@ class NegotiationCycle:
     def prepare(self, slots: Sequence[ClassAd], submitters: Sequence[SubmitterAd]) -> list[SubmitterState]:
         t0 = self.timer()
         pol, acct = self.policy, self.accountant
-        slots = [s for s in slots if type(literal(s, "Name")) is str]
+        slots = [s for s in slots if type(literal(s, "Name", self.context)) is str]
         if pol.slot_constraint:
             keep = ExprTree(pol.slot_constraint)
-            slots = [s for s in slots if keep.evaluate(s, None, self.context) is True]
+            slots = [s for s in slots if self._satisfies("NEGOTIATOR_SLOT_CONSTRAINT", keep, s,
+                                                         f"slot {literal(s, 'Name', self.context)}")]
         subs = [
             s for s in submitters
             if not s.skip_matchmaking and s.running_jobs + sum(len(r.jobs) for r in s.requests) > 0
         ]
         if pol.submitter_constraint:
             keep = ExprTree(pol.submitter_constraint)
-            subs = [s for s in subs if keep.evaluate(submitter_classad(s), None, self.context) is True]
+            subs = [s for s in subs if self._satisfies("NEGOTIATOR_SUBMITTER_CONSTRAINT", keep,
+                                                       submitter_classad(s), f"submitter {s.name}")]
         if pol.job_constraint:  # the schedd sends only jobs that satisfy NegotiatorJobConstraint
             keep = ExprTree(pol.job_constraint)
             subs = [
-                replace(s, requests=[r for r in s.requests if keep.evaluate(r.ad, None, self.context) is True])
+                replace(s, requests=[r for r in s.requests if self._satisfies(
+                    "NEGOTIATOR_JOB_CONSTRAINT", keep, r.ad, f"request of job {_first_job(r)} of {s.name}")])
                 for s in subs
             ]
         self.stats.total_slots = len(slots)
@@ -155,11 +168,11 @@ class NegotiationCycle:
         acct.expire_leases(self.now)
         acct.update_priorities(self.now)
         acct.check_matches(slots, self.now)
-        self.limits.count_slots(slots)
+        self.limits.count_slots(slots, self.context)
         weigh = SlotWeigher(pol.accountant, self.context)
         weights = [weigh(s) for s in slots]
         size = pool_size(slots, weights, use_slot_weights=pol.accountant.use_slot_weights,
-                         constraint=pol.slot_poolsize_constraint, context=self.context)
+                         context=self.context, constraint=pol.slot_poolsize_constraint)
         self.pool_size = size
         self.pool_weight = size.weighted
         self.group_total = size.quota_total(pol.accountant.use_slot_weights)
@@ -178,30 +191,40 @@ class NegotiationCycle:
             for i, s in enumerate(subs)
         ]
         if pol.use_global_job_prios:
-            states = fan_out(states, pol.max_global_job_prios)
+            states = fan_out(states, pol.max_global_job_prios, self.context)
         self.stats.phase2_duration = self.timer() - t1
         return states
+
+    def _satisfies(self, knob: str, constraint: ExprTree, ad: ClassAd, what: str) -> bool:
+        """Whether ``ad`` satisfies the constraint ``knob``; one that cannot be evaluated at all
+        leaves ``what`` out of the cycle, named in the result's failures."""
+        try:
+            return constraint.evaluate(ad, None, self.context) is True
+        except ClassAdError as e:
+            self.result.failures.append(f"{what}: {knob} could not be evaluated: {e}")
+            return False
 
     def _trim(self, slots: list[ClassAd], weights: list[float],
               weigh: SlotWeigher) -> tuple[list[ClassAd], list[float], list[bool]]:
         """The slots the cycle may match (step 3), decorated (step 4), with their weights and
         whether each is a candidate of its own (a dynamic slot under ALLOW_PSLOT_PREEMPTION is not)."""
-        pol = self.policy
+        pol, ctx = self.policy, self.context
         kept: list[ClassAd] = []
         kept_weights: list[float] = []
         candidate: list[bool] = []
         for s, w in zip(slots, weights, strict=True):
-            state = literal(s, "State")
-            pslot = literal(s, "PartitionableSlot") is True
+            state = literal(s, "State", ctx)
+            pslot = literal(s, "PartitionableSlot", ctx) is True
             claimed = state in CLAIMED_LIKE
             if claimed and not pslot:
                 if not pol.consider_preemption:
                     continue
-                if not pol.consider_early_preemption and (number(literal(s, "RetirementTimeRemaining", 0)) or 0) > 0:
+                if not pol.consider_early_preemption \
+                        and (number(literal(s, "RetirementTimeRemaining", ctx, 0)) or 0) > 0:
                     continue
-                if state == "Claimed" and literal(s, "Activity") == "Idle":
-                    continue  # claimed but not running a job (seed 3.6.5, rule 2)
-            is_dslot = literal(s, "DynamicSlot") is True
+                if state == "Claimed" and literal(s, "Activity", ctx) == "Idle":
+                    continue  # claimed but not running a job (the manual's "Negotiation", rule 2)
+            is_dslot = literal(s, "DynamicSlot", ctx) is True
             decorate = pol.consider_preemption and (claimed or pol.cross_slot_prios)
             ad = self.decorator.decorate(s, claimed) if decorate else s
             kept.append(ad)
@@ -292,7 +315,8 @@ class NegotiationCycle:
             ad["SubmitterGroupResourcesInUse"] = acct.weighted_usage(self.groups.assigned_group(submitter))
 
     def request_ad(self, submitter: str, job: ClassAd, negotiating_group: str, autoregroup: bool) -> ClassAd:
-        """The request's job ad with the ephemeral Submitter* attributes (seed 3.6.3)."""
+        """The request's job ad with the ephemeral Submitter* attributes (the HTCondor manual's
+        "Priorities in Negotiation and Preemption")."""
         acct = self.accountant
         eup = acct.effective_priority(submitter)
         values: list[tuple[str, object]] = [

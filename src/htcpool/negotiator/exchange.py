@@ -9,8 +9,9 @@ of the first and last steps are here, so every driver follows the same ones:
   by their schedd's address (``MyAddress``), in the collector's order.
 * ``fetch_request(ads)``: what to ask one schedd for (``FetchRequests`` naming its submitters),
   or None when none of them has an idle job.
-* ``submitter_entries(schedd, ads, idle)``: the cycle's ``SubmitterAd`` for each submitter, its
-  idle jobs (from the schedd's ``IdleJobs`` answer) folded into resource requests.
+* ``submitter_entries(schedd, ads, idle, table, now)``: the cycle's ``SubmitterAd`` for each
+  submitter, its idle jobs (from the schedd's ``IdleJobs`` answer) folded into resource requests
+  (priority expressions read at ``now``).
 * ``match_messages(match, slots)``: a match becomes ``MatchNotification`` for the startd and
   ``MatchInfo`` for the schedd. The claim id is the slot's own (``ClaimId``) for an idle slot or a
   partitionable slot, the pre-made ``PreemptClaimId`` for a preemption of a whole slot; the claim
@@ -54,7 +55,7 @@ def fetch_request(ads: Sequence[ClassAd]) -> FetchRequests | None:
 
 
 def submitter_entries(schedd: str, ads: Sequence[ClassAd], idle: IdleJobs | None,
-                      table: AutoclusterTable) -> list[SubmitterAd]:
+                      table: AutoclusterTable, now: float) -> list[SubmitterAd]:
     per: dict[str, list[ClassAd]] = defaultdict(list)
     if idle is not None:
         for name, job in zip(idle.submitters, idle.ads, strict=False):
@@ -62,7 +63,7 @@ def submitter_entries(schedd: str, ads: Sequence[ClassAd], idle: IdleJobs | None
     out = []
     for ad in ads:
         name = str(ad["Name"])
-        out.append(SubmitterAd(name, schedd=schedd, requests=resource_requests(per.get(name, []), table),
+        out.append(SubmitterAd(name, schedd=schedd, requests=resource_requests(per.get(name, []), table, now),
                                running_jobs=as_int(ad.get("RunningJobs"))))
     return out
 

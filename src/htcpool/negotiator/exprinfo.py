@@ -1,12 +1,15 @@
 """What the negotiator needs to know about expressions without evaluating them.
 
-* ``references(node)``: the attribute names an expression mentions, each with its scope:
+* ``scoped_names(node)``: the attribute names an expression mentions, each with its scope:
   ``"my"`` (``MY.x``), ``"target"`` (``TARGET.x``) or ``None`` (unscoped, which in HTCondor's
-  matching resolves in the ad itself and falls back to the other ad). Cached per node object.
+  matching resolves in the ad itself and falls back to the other ad; the attribute of a
+  selection ``base.x`` counts as unscoped, and so do the names its base reads). A view of
+  ``htcpool.classad.refs.references``, cached per node object.
 * ``closure(ad, nodes)``: those references followed through the ad's own attributes (``START`` in
   ``Requirements = START``), giving every name of the ad and of the other ad that can matter.
 * ``expression_shape(ad)``: a key equal for ads that differ only in literal values, whose closures
   are therefore equal (a pool's slot ads mostly share a few shapes).
+* ``literal(ad, name, context)``: an attribute's value, read off a literal without evaluating.
 * ``with_values(ad, values)``: a copy of an ad with attributes set to plain values, as
   ``ad[name] = value`` would set them (the ephemeral attributes of request and slot ads).
 * ``value_key(node)``: a hashable stand-in for an attribute's expression, equal for equal
@@ -19,9 +22,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from htcpool.classad import ClassAd, ExprTree
+from htcpool.classad import ClassAd, EvalContext, ExprTree
 from htcpool.classad.classad import to_node
-from htcpool.classad.nodes import AttrRef, Literal, Node
+from htcpool.classad.nodes import Literal, Node
+from htcpool.classad.refs import Scope, references
 
 Ref = tuple[str | None, str]  # (scope, lower-cased name)
 
@@ -29,29 +33,22 @@ _refs_cache: dict[int, tuple[Node, frozenset[Ref]]] = {}
 _text_cache: dict[int, tuple[Node, str]] = {}
 
 
-def references(node: Node) -> frozenset[Ref]:
+def scoped_names(node: Node) -> frozenset[Ref]:
     hit = _refs_cache.get(id(node))
     if hit is not None and hit[0] is node:
         return hit[1]
     out: set[Ref] = set()
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        if type(n) is AttrRef:
-            assert isinstance(n, AttrRef)
-            b = n.base
-            if b is None:
-                if n.key not in ("my", "target"):
-                    out.add((None, n.key))
-            elif type(b) is AttrRef and b.base is None and b.key in ("my", "target"):
-                out.add((b.key, n.key))
-            else:
-                out.add((None, n.key))
-                stack.append(b)
-            continue
-        if isinstance(n, ClassAd):
-            continue
-        stack.extend(n.children())
+    for ref in references(node):
+        scope = ref.scope
+        if scope is Scope.MY or scope is Scope.TARGET:
+            out.add((scope.value, ref.key))
+        elif scope is Scope.UNSCOPED:
+            if ref.key not in ("my", "target"):
+                out.add((None, ref.key))
+        else:
+            out.add((None, ref.key))
+            assert ref.base is not None
+            out |= scoped_names(ref.base)
     result = frozenset(out)
     if len(_refs_cache) > 200_000:
         _refs_cache.clear()
@@ -71,7 +68,7 @@ def closure(ad: ClassAd, nodes: Iterable[Node]) -> tuple[set[str], set[str]]:
     seen: set[str] = set()
     exprs = ad._exprs
     while stack:
-        for scope, name in references(stack.pop()):
+        for scope, name in scoped_names(stack.pop()):
             if scope == "target":
                 other.add(name)
                 continue
@@ -109,14 +106,15 @@ def expression_shape(ad: ClassAd) -> tuple[tuple[str, int | None], ...]:
     return tuple((k, None if type(n) is Literal else id(n)) for k, n in ad._exprs.items())
 
 
-def literal(ad: ClassAd, name: str, default: Any = None) -> Any:
-    """The value of a literal attribute, evaluating it only when it is an expression."""
+def literal(ad: ClassAd, name: str, context: EvalContext, default: Any = None) -> Any:
+    """The value of a literal attribute, evaluating it (in ``context``, the cycle's) only when
+    it is an expression."""
     node = ad._exprs.get(name.lower())
     if node is None:
         return default
     if type(node) is Literal:
         return node.value
-    return ad.evaluate(name)
+    return ad.evaluate(name, context)
 
 
 def number(v: Any) -> float | None:

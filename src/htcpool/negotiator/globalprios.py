@@ -1,4 +1,4 @@
-"""USE_GLOBAL_JOB_PRIOS: job priorities compared across submitters and schedds (reference 2.2, 2.6).
+"""USE_GLOBAL_JOB_PRIOS: job priorities compared across submitters and schedds.
 
 Without the knob a job's ``JobPrio`` only orders that submitter's own jobs at one schedd. With it
 (HTCondor 25 ``obtainAdsFromCollector``, ``submitterLessThan``,
@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from htcpool.classad import EvalContext
 from htcpool.negotiator.exprinfo import literal, number, with_values
 from htcpool.negotiator.requests import ResourceRequest
 
@@ -38,20 +39,21 @@ __all__ = ["JobPriosSource", "consolidate", "fan_out", "INT_MIN"]
 INT_MIN = -(2**31)  # the JobPrio of an entry without one: the worst
 
 
-def job_prios(req: ResourceRequest) -> tuple[int, ...]:
-    """Each job's ``JobPrio`` (the request ad's for every job when the request does not list them)."""
+def job_prios(req: ResourceRequest, context: EvalContext) -> tuple[int, ...]:
+    """Each job's ``JobPrio`` (the request ad's, evaluated in ``context``, for every job when the
+    request does not list them)."""
     if req.job_prios:
         return req.job_prios
-    v = number(literal(req.ad, "JobPrio", 0))
+    v = number(literal(req.ad, "JobPrio", context, 0))
     return (int(v) if v is not None else 0,) * len(req.jobs)
 
 
 class JobPriosSource:
     """One submitter's idle jobs at one schedd, shared by its entries: what is still to place."""
 
-    def __init__(self, requests: Sequence[ResourceRequest]) -> None:
+    def __init__(self, requests: Sequence[ResourceRequest], context: EvalContext) -> None:
         self.requests = list(requests)
-        self.prios = [job_prios(r) for r in self.requests]
+        self.prios = [job_prios(r, context) for r in self.requests]
         self.taken: set[tuple[int, int]] = set()
 
     def array(self, limit: int) -> list[int]:
@@ -95,11 +97,12 @@ class JobPriosSource:
             self.taken.update(r.jobs[:n])
 
 
-def fan_out(states: Sequence[SubmitterState], limit: int) -> list[SubmitterState]:
-    """One entry per ``JobPrioArray`` value of each submitter (none for one without idle jobs)."""
+def fan_out(states: Sequence[SubmitterState], limit: int, context: EvalContext) -> list[SubmitterState]:
+    """One entry per ``JobPrioArray`` value of each submitter (none for one without idle jobs);
+    ``context`` is the cycle's."""
     out: list[SubmitterState] = []
     for s in states:
-        source = JobPriosSource(s.requests)
+        source = JobPriosSource(s.requests, context)
         for p in source.array(limit):
             out.append(replace(s, requests=[], placed=[], source=source, job_prio=p, band=(p, p)))
     return out

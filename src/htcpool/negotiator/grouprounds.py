@@ -1,6 +1,7 @@
 """Negotiation with hierarchical group quotas: allocation rounds in starvation order.
 
-Rules (seed section 3.6.8; HTCondor 25 ``hgq_negotiate_with_all_groups``):
+Rules (the HTCondor manual's "Accounting Groups with Hierarchical Group Quotas"; HTCondor 25
+``GroupEntry.cpp``, ``hgq_negotiate_with_all_groups``):
 
 * Each group's demand is the weighted running plus idle jobs of its submitters; a submitter without
   an ``@`` is not negotiated for. Its usage is its own record's weighted usage.
@@ -39,10 +40,11 @@ _EPS = 1e-9
 
 
 def _demand(s: SubmitterState, cyc: NegotiationCycle, seen: set[int]) -> float:
-    """A submitter ad's demand (reference 4.3): ``WeightedRunningJobs + WeightedIdleJobs``, the
-    schedd's SLOT_WEIGHT-weighted counts; the unweighted ``RunningJobs``/``IdleJobs`` stand in when
-    NEGOTIATOR_USE_WEIGHTED_DEMAND is false or the ad lacks the weighted attribute. The entries
-    USE_GLOBAL_JOB_PRIOS makes of one submitter ad count once (``seen`` holds their sources)."""
+    """A submitter ad's demand (``hgq_prepare_for_matchmaking``):
+    ``WeightedRunningJobs + WeightedIdleJobs``, the schedd's SLOT_WEIGHT-weighted counts; the
+    unweighted ``RunningJobs``/``IdleJobs`` stand in when NEGOTIATOR_USE_WEIGHTED_DEMAND is false or
+    the ad lacks the weighted attribute. The entries USE_GLOBAL_JOB_PRIOS makes of one submitter ad
+    count once (``seen`` holds their sources)."""
     if s.source is not None:
         if id(s.source) in seen:
             return 0.0
@@ -126,7 +128,7 @@ def _negotiate_group(cyc: NegotiationCycle, n: GroupNode, members: dict[str, lis
     assert tree is not None
     pol = cyc.policy
     subs = root_list if n is tree.root else members[n.name]
-    usage = cyc.accountant.weighted_usage(n.name)
+    usage = n.usage  # as the round started (HTCondor's group->usage), refreshed after each round
     if n.allocated <= 0 or not subs or (usage >= n.allocated and not pol.consider_preemption):
         return
     target = max(n.allocated, n.quota)
@@ -139,8 +141,7 @@ def _negotiate_group(cyc: NegotiationCycle, n: GroupNode, members: dict[str, lis
     if not pol.accountant.use_slot_weights:
         slots = math.floor(slots)
     if pol.groups.strict_enforce_quota:
-        n.usage = usage
-        slots = tree.strict_limit(n, slots)
+        slots = tree.strict_limit(n, slots, cyc.accountant.weighted_usage)
     autoregroup = n is tree.root and tree.root.autoregroup
     group = None if autoregroup else n.name
     below = [

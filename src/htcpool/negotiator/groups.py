@@ -1,25 +1,36 @@
 """The hierarchical group quota tree: construction, quota assignment, fair share and surplus.
 
-Rules (seed section 3.6.8; HTCondor 25 ``GroupEntry.cpp``):
+Rules (the HTCondor manual's "Accounting Groups with Hierarchical Group Quotas"; HTCondor 25
+``GroupEntry.cpp``):
 
-* ``GROUP_NAMES`` builds a tree under the implicit root ``<none>``. Names compare case-insensitively;
-  a name whose parent is missing, or a duplicate, is ignored. Names are placed in case-insensitive
-  sorted order so parents come first.
+* ``GROUP_NAMES`` builds a tree under the implicit root ``<none>``. Names compare case-insensitively
+  and are placed in case-insensitive sorted order, so parents come first. A name whose parent is
+  not configured, a duplicate, ``<none>`` itself and a name with an empty part (``a..b``, ``.a``)
+  are left out, each with a sentence in ``problems`` naming ``GROUP_NAMES``; the other groups are
+  built as usual. ``problems`` also carries those of the policy (``groupknobs``).
 * A group's quota is static (``GROUP_QUOTA_<g>``, a number of weighted slots) when set, else dynamic
   (``GROUP_QUOTA_DYNAMIC_<g>``, a fraction of the parent's quota), else dynamic 0.
 * ``assign_quotas(total)``: top-down. Static children share ``Sa`` = Σ static (or ``min(Σ static, Q)``
   when NEGOTIATOR_ALLOW_QUOTA_OVERSUBSCRIPTION is false, which scales them down proportionally);
   dynamic children share what is left, scaled down only when their fractions sum past 1. A node's
-  own quota is ``Q − Σ children`` (the root always; others when oversubscription is off), or its
-  whole subtree quota with oversubscription on, as HTCondor 25 does.
+  own quota is ``Q − Σ children`` (never below 0) whatever the knob: oversubscription only stops
+  the scaling of static children, as the knob's documentation says. HTCondor 25 instead gives a
+  non-root node its whole ``Q`` when the knob is on, so a subtree's quota counts twice and a
+  subgroup can be handed its sibling's quota as surplus; htcpool does not copy that.
 * ``fair_share()``: bottom-up. Each node is allocated ``min(requested, quota)``; its unused quota is
   surplus handed to peers that accept surplus, then upwards, recursively; a node that does not
   accept surplus gets nothing from outside its own subtree.
+* ``strict_limit(node, slots, usage_of)``: a non-accepting group is a hard cap on its subtree. Before
+  each group negotiates, the subtree usage of every group is recounted from the accountant's live
+  usage (``usage_of``), so matches made earlier in the round by a sibling count; the group's new
+  slots are capped by the room left under each non-accepting group on its path (the configured
+  static quota, or the subtree quota of a dynamic one, less the subtree's usage).
 * ``assigned_group(name)`` maps a submitter to the deepest configured group named by its prefix.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from htcpool.negotiator.settings import ROOT_GROUP, GroupPolicy, GroupSettings
@@ -82,6 +93,8 @@ class GroupTree:
         self.root = GroupNode(ROOT_GROUP, accept_surplus=True)
         self.by_name: dict[str, GroupNode] = {ROOT_GROUP.lower(): self.root}
         self.ignored: list[str] = []
+        #: what could not be used, one sentence each naming the knob (the policy's, then the tree's)
+        self.problems: list[str] = list(policy.problems)
         #: position in GROUP_NAMES: the tie-break of the group order (input order)
         self.config_order: dict[str, int] = {ROOT_GROUP.lower(): -1}
         for i, g in enumerate(policy.groups):
@@ -92,15 +105,27 @@ class GroupTree:
         self.root.autoregroup = any_autoregroup
         self._cache: dict[str, str] = {}
 
+    def _refuse(self, g: GroupSettings, why: str) -> None:
+        self.ignored.append(g.name)
+        self.problems.append(f"GROUP_NAMES: group {g.name!r} {why}; it is left out (its submitters "
+                             f"negotiate in the deepest configured group their names lead to)")
+
     def _place(self, g: GroupSettings) -> None:
         key = g.name.lower()
-        if key == ROOT_GROUP.lower() or not g.name or key in self.by_name:
-            self.ignored.append(g.name)
+        if key == ROOT_GROUP.lower():
+            self._refuse(g, f"uses the name reserved for the root group {ROOT_GROUP}")
+            return
+        if not all(key.split(".")):
+            self._refuse(g, "has an empty part (a leading, trailing or doubled '.')")
+            return
+        if key in self.by_name:
+            self._refuse(g, f"duplicates {self.by_name[key].name!r} (names ignore case)")
             return
         parent_key = key.rsplit(".", 1)[0] if "." in key else ROOT_GROUP.lower()
         parent = self.by_name.get(parent_key)
         if parent is None:
-            self.ignored.append(g.name)
+            missing = g.name.rsplit(".", 1)[0]
+            self._refuse(g, f"has no parent: {missing!r} is not in GROUP_NAMES (or was left out)")
             return
         node = GroupNode(
             g.name,
@@ -169,11 +194,10 @@ class GroupTree:
             c.quota = c.config_quota * sa / (s or 1.0)
         for c in dynamic:
             c.quota = c.config_quota * da / max(d, 1.0)
-        children_sum = sum(c.quota for c in node.children)
-        if node is self.root or not self.policy.allow_quota_oversubscription:
-            node.quota = max(0.0, q - children_sum)
-        else:
-            node.quota = q
+        # A node's own quota is what its children leave, with or without oversubscription: HTCondor
+        # 25 gives a non-root node its whole subtree quota as its own when the knob is on, which
+        # counts the children's quotas twice as surplus (docs/negotiator.md, "differs on purpose").
+        node.quota = max(0.0, q - sum(c.quota for c in node.children))
         for c in node.children:
             self._assign(c, c.quota)
 
@@ -264,10 +288,11 @@ class GroupTree:
         return left
 
     # ------------------------------------------------------------ strict quota enforcement
-    def strict_limit(self, node: GroupNode, slots: float) -> float:
-        """Cap a group's slot limit by the room left in non-accepting ancestors (``strict_enforce_quota``)."""
-        for n in reversed(self.nodes()):
-            n.subtree_usage = n.usage + sum(c.subtree_usage for c in n.children)
+    def strict_limit(self, node: GroupNode, slots: float, usage_of: Callable[[str], float]) -> float:
+        """Cap a group's slot limit by the room left in non-accepting groups on its path
+        (``strict_enforce_quota``); ``usage_of`` is the accountant's live weighted usage."""
+        for n in reversed(self.nodes()):  # children before parents
+            n.subtree_usage = usage_of(n.name) + sum(c.subtree_usage for c in n.children)
         new = slots - node.usage
         cur: GroupNode | None = node
         while cur is not None:
@@ -275,4 +300,4 @@ class GroupTree:
                 room = (cur.config_quota if cur.is_static else cur.subtree_quota) - cur.subtree_usage
                 new = min(new, max(0.0, room))
             cur = cur.parent
-        return max(0.0, new) + node.usage
+        return new + node.usage

@@ -1,4 +1,4 @@
-"""Concurrency limits: named counters that jobs consume and the pool caps (reference 1.3, 3.1).
+"""Concurrency limits: named counters that jobs consume and the pool caps.
 
 A job's ``ConcurrencyLimits`` is a comma or space separated list of names, each optionally
 ``name:count`` (the amount the job consumes, 1 when absent or not positive); names are
@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 
-from htcpool.classad import ClassAd
+from htcpool.classad import ClassAd, EvalContext
 from htcpool.negotiator.exprinfo import literal
 
 DEFAULT_CONCURRENCY_LIMIT = 2308032.0  # CONCURRENCY_LIMIT_DEFAULT in param_info.in
@@ -68,15 +68,16 @@ class ConcurrencyLimits:
         for name, inc in parse_limits(text):
             self.counts[name] = self.counts.get(name, 0.0) + inc
 
-    def count_slots(self, slots: Iterable[ClassAd]) -> None:
-        """Rebuild the counts from the slots the startds report (``LoadLimits``)."""
+    def count_slots(self, slots: Iterable[ClassAd], context: EvalContext) -> None:
+        """Rebuild the counts from the slots the startds report (``LoadLimits``), expressions
+        evaluated in the cycle's ``context``."""
         self.counts.clear()
         for ad in slots:
             attrs = ["ConcurrencyLimits", "PreemptingConcurrencyLimits"]
-            if literal(ad, "State") == "Matched":
+            if literal(ad, "State", context) == "Matched":
                 attrs.append("MatchedConcurrencyLimits")
             for attr in attrs:
-                v = literal(ad, attr)
+                v = literal(ad, attr, context)
                 if type(v) is str:
                     self.add(v)
 

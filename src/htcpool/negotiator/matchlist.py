@@ -2,9 +2,10 @@
 
 For a request (an autocluster, seen through one representative job ad), the candidate slots are the
 full classes of every match class whose two ``Requirements`` hold, each class in the order of the
-seed's sort (section 3.6.5): ``NEGOTIATOR_PRE_JOB_RANK``, job ``RANK``, ``NEGOTIATOR_POST_JOB_RANK``,
-reason (No Preemption, then Rank, then Priority), ``PREEMPTION_RANK``; higher is better, and ties go
-to the slot that came first in the input (HTCondor's unstable sort is not copied).
+sort of the HTCondor manual's "Negotiation": ``NEGOTIATOR_PRE_JOB_RANK``, job ``RANK``,
+``NEGOTIATOR_POST_JOB_RANK``, reason (No Preemption, then Rank, then Priority), ``PREEMPTION_RANK``;
+higher is better, and ties go to the slot that came first in the input (HTCondor's unstable sort is
+not copied).
 
 A claimed slot is a candidate by reason of Rank when its ``RANK`` of the job beats ``CurrentRank``
 (``PreemptingRank`` when a preemption is pending), or by reason of Priority when the running job's
@@ -15,9 +16,9 @@ The sorted lists are computed once per (autocluster, ephemeral-attribute token) 
 (``walks``), so a job costs O(log classes) once the lists exist. Slots taken by other jobs are
 skipped lazily.
 
-Such a list is HTCondor's match-list cache (reference 3.1). With PREEMPTION_REQUIREMENTS_STABLE and
-PREEMPTION_RANK_STABLE both true (the default) it is always valid. With one of them false, the head
-candidate is re-checked before each job, with the live values of the ephemeral attributes: a
+Such a list is HTCondor's match-list cache (``matchmaker.cpp``). With PREEMPTION_REQUIREMENTS_STABLE
+and PREEMPTION_RANK_STABLE both true (the default) it is always valid. With one of them false, the
+head candidate is re-checked before each job, with the live values of the ephemeral attributes: a
 priority candidate whose ``PREEMPTION_REQUIREMENTS`` no longer holds (when that knob is false), or a
 preempting candidate whose ``PREEMPTION_RANK`` changed (when that one is false), invalidates the
 list, and the job is matched by a fresh scan under a new token. With both false every job gets a
@@ -146,7 +147,7 @@ class Matchmaker:
             v = number(slot.evaluate(f"Consumption{r}", ctx, job))
             amounts.append((r, 0.0 if v is None else v))
         for r, amount in amounts:
-            have = number(literal(slot, r, 0)) or 0.0
+            have = number(literal(slot, r, ctx, 0)) or 0.0
             if amount < 0 or amount > have:
                 return None
         if not any(a > 0 for _, a in amounts):
@@ -370,7 +371,7 @@ class Matchmaker:
             return cand.charge
         t = self.table
         if not cand.evaluation.consumed and not cand.dslots and self.request is not None \
-                and literal(t.ads[cand.index], "PartitionableSlot") is True:
+                and literal(t.ads[cand.index], "PartitionableSlot", self.context) is True:
             cand.charge = self._dslot_weight(cand.index, self.request)
         elif not cand.evaluation.consumed or cand.dslots:
             cand.charge = t.weights[cand.index]
@@ -386,14 +387,15 @@ class Matchmaker:
         charges a p-slot match this way (a personal pool's 4-core p-slot serves a group whose quota is
         2, one core per match)."""
         old = self.table.ads[i]
+        ctx = self.context
         exprs = dict(old._exprs)
         names = dict(old._names)
         for resource in ("Cpus", "Memory", "Disk", "GPUs"):
             low = resource.lower()
             if low not in names:
                 continue
-            wanted = number(job.evaluate(f"Request{resource}")) if f"Request{resource}" in job else None
-            have = number(literal(old, resource, 0)) or 0.0
+            wanted = number(job.evaluate(f"Request{resource}", ctx)) if f"Request{resource}" in job else None
+            have = number(literal(old, resource, ctx, 0)) or 0.0
             if wanted is None or wanted < 0:
                 wanted = 1.0 if resource == "Cpus" else 0.0
             value = min(have, wanted)
@@ -405,7 +407,7 @@ class Matchmaker:
         exprs = dict(old._exprs)
         names = old._names
         for r, amount in ev.consumed:
-            have = number(literal(old, r, 0)) or 0.0
+            have = number(literal(old, r, self.context, 0)) or 0.0
             left = have - amount
             low = r.lower()
             if low not in names:
@@ -425,7 +427,7 @@ class Matchmaker:
             ad = cand.after
             assert ad is not None
             t.replace_ad(i, ad, [r for r, _ in cand.evaluation.consumed], cand.after_weight)
-            if (number(literal(ad, "Cpus", 1)) or 0.0) <= 0:
+            if (number(literal(ad, "Cpus", self.context, 1)) or 0.0) <= 0:
                 t.take(i)
         else:
             t.take(i)

@@ -41,7 +41,8 @@ class Rejection:
     submitter: str
     job: tuple[int, int]
     #: "concurrency limit <name> reached", "PREEMPTION_REQUIREMENTS == False",
-    #: "submitter limit exceeded" or "no match found"
+    #: "submitter limit exceeded", "no match found", or "job could not be evaluated: <why>"
+    #: when an expression of the job (or one it meets in a slot) cannot be evaluated at all
     reason: str
 
 
@@ -60,3 +61,6 @@ class CycleResult:
     matches: list[Match] = field(default_factory=list)
     rejections: list[Rejection] = field(default_factory=list)
     shares: dict[str, SubmitterShare] = field(default_factory=dict)
+    #: what the cycle passed over because an expression could not be evaluated at all (a job, a
+    #: slot or a submitter, named in each line); the cycle went on without it
+    failures: list[str] = field(default_factory=list)

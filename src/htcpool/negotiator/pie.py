@@ -1,6 +1,7 @@
 """The pie spin: sharing a pool (or a group's quota) among submitters by their priorities.
 
-Rules (seed sections 3.6.5 and 3.6.6; HTCondor 25 ``negotiateWithGroup``):
+Rules (the HTCondor manual's "Negotiation" and "The Layperson's Description of the Pie Spin and
+Pie Slice"; HTCondor 25 ``matchmaker.cpp``, ``negotiateWithGroup``):
 
 * Each spin, submitter *i* gets the share ``(1/EUP_i) / Σ (1/EUP)`` of the pie (the pool's weighted
   size, or the group's quota), less what it already uses: EUPs 5, 10 and 20 get 4:2:1.
@@ -133,7 +134,9 @@ class _Spin:
 
     def offer(self, s: SubmitterState, pie_left: float) -> tuple[bool, float]:
         """The submitter's turn in this spin; returns (done with it, weighted usage matched).
-        The outcome is the first rule that applies (reference 2.5, step 11)."""
+        The outcome is the first of ``negotiateWithGroup``'s rules that applies: no idle jobs, the
+        submitter's, schedd's or cycle's time spent, a slice or pie below one slot after the first
+        spin, no ceiling headroom; otherwise negotiate."""
         cyc, acct = self.cyc, self.cyc.accountant
         share, limit, unclaimed = self.limits(s, self.floor_round)
         if self.number == 1:
@@ -221,9 +224,10 @@ def negotiate_with_group(
 
 
 def _deadline(cyc: NegotiationCycle, s: SubmitterState, now: float) -> float | None:
-    """When this session must end (reference 2.5, rule 7), or None when a limit is already spent
-    (rules 2–4): the submitter's, its schedd's or the cycle's time, each as the injected timer
-    counts it. The names are recorded as HTCondor's statistics list them."""
+    """When this session must end (``negotiateWithGroup``: now plus the least of the per-spin,
+    cycle, submitter and schedd time left), or None when the submitter's, its schedd's or the
+    cycle's time is already spent, each as the injected timer counts it. The names are recorded as
+    HTCondor's statistics list them."""
     pol, stats = cyc.policy, cyc.stats
     spent_submitter = cyc.submitter_time.get(s.name, 0.0)
     spent_schedd = cyc.schedd_time.get(s.schedd, 0.0)

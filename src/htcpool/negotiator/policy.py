@@ -5,7 +5,7 @@
 unset and has no default) and returns a ``NegotiatorPolicy``. Defaults come from the
 configuration's own table (``param_info.in``); where a knob has no table entry (the ``_STABLE``
 pair, ``ALLOW_PSLOT_PREEMPTION``, ``NEGOTIATOR_STRICT_ENFORCE_QUOTA``) HTCondor's code default is
-used, as the reference digest lists it.
+used (``matchmaker.cpp`` and ``GroupEntry.cpp``).
 """
 
 from __future__ import annotations
@@ -16,11 +16,10 @@ from typing import Any, Protocol
 
 from htcpool.config import ConfigValueError
 from htcpool.negotiator.errors import PolicyError
+from htcpool.negotiator.groupknobs import group_policy_from_config
 from htcpool.negotiator.settings import (
     AccountantPolicy,
     AutoclusterPolicy,
-    GroupPolicy,
-    GroupSettings,
     NegotiatorPolicy,
 )
 
@@ -65,37 +64,6 @@ def _float(cfg: ConfigSource, name: str, default: float | None) -> float | None:
 
 def _names(text: str) -> list[str]:
     return [w for w in re.split(r"[\s,]+", text) if w]
-
-
-def group_policy_from_config(cfg: ConfigSource) -> GroupPolicy:
-    default_surplus = _bool(cfg, "GROUP_ACCEPT_SURPLUS", False)
-    default_regroup = _bool(cfg, "GROUP_AUTOREGROUP", False)
-    groups = []
-    for name in _names(_str(cfg, "GROUP_NAMES")):
-        static = _float(cfg, f"GROUP_QUOTA_{name}", None)
-        dynamic = _float(cfg, f"GROUP_QUOTA_DYNAMIC_{name}", None)
-        if static is not None and static < 0:
-            raise PolicyError(f"GROUP_QUOTA_{name} = {static} is negative")
-        if dynamic is not None and not 0 <= dynamic <= 1:
-            raise PolicyError(f"GROUP_QUOTA_DYNAMIC_{name} = {dynamic} is not between 0 and 1")
-        groups.append(GroupSettings(
-            name,
-            static_quota=static,
-            dynamic_quota=dynamic,
-            accept_surplus=_bool(cfg, f"GROUP_ACCEPT_SURPLUS_{name}", default_surplus),
-            autoregroup=_bool(cfg, f"GROUP_AUTOREGROUP_{name}", default_regroup),
-        ))
-    rounds = cfg.get_int("GROUP_QUOTA_MAX_ALLOCATION_ROUNDS", subsystem=SUBSYSTEM)
-    rate = _float(cfg, "GROUP_QUOTA_ROUND_ROBIN_RATE", 1.0e100)
-    return GroupPolicy(
-        groups=tuple(groups),
-        allow_quota_oversubscription=_bool(cfg, "NEGOTIATOR_ALLOW_QUOTA_OVERSUBSCRIPTION", True),
-        sort_expr=_str(cfg, "GROUP_SORT_EXPR") or GroupPolicy().sort_expr,
-        max_allocation_rounds=int(rounds) if rounds is not None else 3,
-        round_robin_rate=rate if rate is not None else 1.0e100,
-        use_weighted_demand=_bool(cfg, "NEGOTIATOR_USE_WEIGHTED_DEMAND", True),
-        strict_enforce_quota=_bool(cfg, "NEGOTIATOR_STRICT_ENFORCE_QUOTA", True),
-    )
 
 
 def accountant_policy_from_config(cfg: ConfigSource) -> AccountantPolicy:

@@ -1,4 +1,4 @@
-"""How big the pool is, for the pie and for group quotas (reference 1.2 and 2.3).
+"""How big the pool is, for the pie and for group quotas.
 
 Rules (HTCondor 25 ``negotiationTime``, ``sumSlotWeights``, ``count_effective_slots``):
 
@@ -40,22 +40,23 @@ class PoolSize:
         return self.weighted if use_slot_weights else float(self.effective)
 
 
-def _multiplier(slot: ClassAd) -> int:
-    v = number(literal(slot, "GhostMultiplier"))
+def _multiplier(slot: ClassAd, context: EvalContext) -> int:
+    v = number(literal(slot, "GhostMultiplier", context))
     return int(v) if v is not None else 1
 
 
-def _effective(slot: ClassAd) -> int:
-    if literal(slot, "PartitionableSlot") is not True:
+def _effective(slot: ClassAd, context: EvalContext) -> int:
+    if literal(slot, "PartitionableSlot", context) is not True:
         return 1
-    v = number(literal(slot, "Cpus"))
+    v = number(literal(slot, "Cpus", context))
     return int(v) if v is not None else 1
 
 
 def pool_size(slots: Sequence[ClassAd], weights: Sequence[float], *, use_slot_weights: bool,
-              constraint: str = "", context: EvalContext | None = None) -> PoolSize:
-    """The pool's sizes; ``weights`` are the slots' ``SlotWeight`` (1.0 each without weights)."""
-    ghost = [w * _multiplier(s) for s, w in zip(slots, weights, strict=True)]
+              context: EvalContext, constraint: str = "") -> PoolSize:
+    """The pool's sizes; ``weights`` are the slots' ``SlotWeight`` (1.0 each without weights);
+    expressions are evaluated in ``context``, the cycle's."""
+    ghost = [w * _multiplier(s, context) for s, w in zip(slots, weights, strict=True)]
     smallest = min(ghost) if ghost else 1.0
     if constraint:
         keep = ExprTree(constraint)
@@ -65,5 +66,5 @@ def pool_size(slots: Sequence[ClassAd], weights: Sequence[float], *, use_slot_we
     if not counted:
         return PoolSize(0, 0.0, 0, smallest)
     weighted = sum(ghost[i] for i in counted) if use_slot_weights else float(len(counted))
-    effective = sum(_effective(slots[i]) for i in counted)
+    effective = sum(_effective(slots[i], context) for i in counted)
     return PoolSize(len(counted), weighted, effective, smallest)

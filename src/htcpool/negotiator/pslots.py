@@ -1,11 +1,12 @@
 """Candidates, and ``ALLOW_PSLOT_PREEMPTION``: freeing a p-slot's dynamic slots for a big job.
 
-``pslot_preemption`` tries every available p-slot with dynamic slots (reference 3.8): the
-d-slots' resources are added to the p-slot, lowest ``CurrentRank`` first, while their rank is not
-above the p-slot's ``RANK`` of the job, until the job fits. A d-slot with retirement time left or
-already preempting is never taken; one whose rank equals the new rank is taken only by priority
-(another user's, ``PREEMPTION_REQUIREMENTS`` true). The best candidate over all p-slots wins, by
-the usual candidate order. It is tried only for a job that no slot can take otherwise.
+``pslot_preemption`` tries every available p-slot with dynamic slots (HTCondor 25
+``pslotMultiMatch``): the d-slots' resources are added to the p-slot, lowest ``CurrentRank`` first,
+while their rank is not above the p-slot's ``RANK`` of the job, until the job fits. A d-slot with
+retirement time left or already preempting is never taken; one whose rank equals the new rank is
+taken only by priority (another user's, ``PREEMPTION_REQUIREMENTS`` true). The best candidate over
+all p-slots wins, by the usual candidate order. It is tried only for a job that no slot can take
+otherwise.
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ def pslot_preemption(t: SlotTable, ctx: EvalContext, submitter: str, job: ClassA
     """Try every p-slot with dynamic slots: add d-slots, lowest CurrentRank first, until it fits."""
     best: Candidate | None = None
     for i, ad in enumerate(t.ads):
-        if not t.available[i] or literal(ad, "PartitionableSlot") is not True:
+        if not t.available[i] or literal(ad, "PartitionableSlot", ctx) is not True:
             continue
         cand = _pslot_try(t, ctx, i, ad, submitter, job, rank_only)
         if cand is None or not permit(cand.state, cost(cand)):
@@ -60,7 +61,7 @@ def pslot_preemption(t: SlotTable, ctx: EvalContext, submitter: str, job: ClassA
 
 def _pslot_try(t: SlotTable, ctx: EvalContext, i: int, pslot: ClassAd, submitter: str, job: ClassAd,
                rank_only: bool) -> Candidate | None:
-    child_names = pslot.eval("ChildName") if "ChildName" in pslot else []
+    child_names = pslot.eval("ChildName", ctx) if "ChildName" in pslot else []
     if not isinstance(child_names, list) or not child_names:
         return None
     new_rank = number(ExprTree._wrap(pslot._exprs["rank"]).evaluate(pslot, job, ctx)) if "rank" in pslot._exprs else 0.0
@@ -71,7 +72,8 @@ def _pslot_try(t: SlotTable, ctx: EvalContext, i: int, pslot: ClassAd, submitter
         if j is None or not t.available[j]:
             continue
         d = t.ads[j]
-        if (number(literal(d, "RetirementTimeRemaining", 0)) or 0) > 0 or literal(d, "State") == "Preempting":
+        if (number(literal(d, "RetirementTimeRemaining", ctx, 0)) or 0) > 0 \
+                or literal(d, "State", ctx) == "Preempting":
             continue
         rank = number(d.evaluate("CurrentRank", ctx)) or 0.0
         dslots.append((rank, n, j))
@@ -86,7 +88,7 @@ def _pslot_try(t: SlotTable, ctx: EvalContext, i: int, pslot: ClassAd, submitter
         if rank == new_rank:
             if rank_only:
                 continue
-            remote = literal(d, "AccountingGroup") or literal(d, "RemoteUser")
+            remote = literal(d, "AccountingGroup", ctx) or literal(d, "RemoteUser", ctx)
             if remote == submitter:
                 continue
             preq = t.policy_nodes.get("preq")
@@ -96,8 +98,8 @@ def _pslot_try(t: SlotTable, ctx: EvalContext, i: int, pslot: ClassAd, submitter
         elif state is not PreemptState.PRIO:
             state = PreemptState.RANK
         for r in ("Cpus", "Memory", "Disk"):
-            have = number(literal(trial, r, 0)) or 0.0
-            trial[r] = int(have) + (number(literal(d, r, 0)) or 0.0)
+            have = number(literal(trial, r, ctx, 0)) or 0.0
+            trial[r] = int(have) + (number(literal(d, r, ctx, 0)) or 0.0)
         taken.append(j)
         if requirements_hold(job, trial, ctx) and requirements_hold(trial, job, ctx):
             pre = _rank(ctx, t.policy_nodes.get("pre"), trial, job)

@@ -61,8 +61,8 @@ class CustomerRecord:
     last_usage_time: float = 0.0
     ceiling: float = -1.0  # -1: none
     floor: float = 0.0
-    # leases (reference 1.7): the absolute expiry (0 once expired) and the value to restore then;
-    # None (and left out of ``to_dict``) for a value never leased
+    # leases, as Accountant.cpp keeps them: the absolute expiry (0 once expired) and the value to
+    # restore then; None (and left out of ``to_dict``) for a value never leased
     ceiling_lease_expiration: float | None = None
     ceiling_pre_lease_value: float | None = None
     floor_lease_expiration: float | None = None

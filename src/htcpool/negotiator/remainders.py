@@ -1,7 +1,7 @@
 """Remainder recovery for unweighted slots: whole slots out of fractional allocations, round-robin.
 
-Rules (reference 4.6; HTCondor 25 ``hgq_recover_remainders``, ``hgq_round_robin``), applied after
-each allocation round's fair share when NEGOTIATOR_USE_SLOT_WEIGHTS is false:
+Rules (HTCondor 25 ``GroupEntry.cpp``, ``hgq_recover_remainders``, ``hgq_round_robin``), applied
+after each allocation round's fair share when NEGOTIATOR_USE_SLOT_WEIGHTS is false:
 
 * Bottom-up, every group gives up the fractional part of its ``allocated`` as surplus and asks for
   that much more; both are rounded to whole slots.

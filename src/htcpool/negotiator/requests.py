@@ -2,14 +2,15 @@
 
 HTCondor's schedd walks its idle jobs in job-priority order (``PreJobPrio1``, ``PreJobPrio2``,
 ``JobPrio``, ``PostJobPrio1``, ``PostJobPrio2``, each descending, then ``ClusterId`` and ``ProcId``
-ascending; seed "Job Priority" and section 3.6.5) and sends each run of consecutive jobs of one
-*autocluster* as one request ad with a job count. An autocluster is the set of jobs equal in every
-*significant attribute*: those that slot ads and the negotiator's policy expressions can read
-(``significant_attributes``), plus what the job's own ``Requirements`` and ``Rank`` read. With
-``NEGOTIATE_ALL_JOBS_IN_CLUSTER`` every job is its own autocluster, so nothing is skipped.
+ascending; the HTCondor manual's "Job Priority" in "Job Scheduling", and "Negotiation") and sends
+each run of consecutive jobs of one *autocluster* as one request ad with a job count. An autocluster
+is the set of jobs equal in every *significant attribute*: those that slot ads and the negotiator's
+policy expressions can read (``significant_attributes``), plus what the job's own ``Requirements``
+and ``Rank`` read. With ``NEGOTIATE_ALL_JOBS_IN_CLUSTER`` every job is its own autocluster, so
+nothing is skipped.
 
 A request that finds no slot marks its autocluster rejected for the rest of that submitter's
-session, so identical job shapes are tried once (the "cluster skipping" of the seed), while the
+session, so identical job shapes are tried once (the manual's "cluster skipping"), while the
 next, different, lower-priority jobs are still tried.
 """
 
@@ -19,7 +20,7 @@ import re
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 
-from htcpool.classad import ClassAd, ExprTree
+from htcpool.classad import ClassAd, ClassAdError, EvalContext, ExprTree, fixed_clock
 from htcpool.negotiator.exprinfo import closure, literal, number, value_key
 from htcpool.negotiator.settings import AutoclusterPolicy, NegotiatorPolicy
 
@@ -90,12 +91,26 @@ def significant_attributes(slots: Iterable[ClassAd], policy: NegotiatorPolicy) -
     )
 
 
-def job_priority_key(job: ClassAd) -> tuple[float, ...]:
-    """Sort key of the schedd's queue order: better priorities first, then older jobs."""
-    key = [-(number(literal(job, a, 0)) or 0.0) for a in PRIORITY_ATTRS]
-    key.append(number(literal(job, "ClusterId", 0)) or 0.0)
-    key.append(number(literal(job, "ProcId", 0)) or 0.0)
+def job_priority_key(job: ClassAd, context: EvalContext) -> tuple[float, ...]:
+    """Sort key of the schedd's queue order: better priorities first, then older jobs
+    (priority expressions evaluated in ``context``; one that cannot be evaluated counts as 0,
+    as one that is not a number does)."""
+    try:
+        key = [-(number(literal(job, a, context, 0)) or 0.0) for a in PRIORITY_ATTRS]
+        key.append(number(literal(job, "ClusterId", context, 0)) or 0.0)
+        key.append(number(literal(job, "ProcId", context, 0)) or 0.0)
+    except ClassAdError:
+        key = [-_number(job, a, context) for a in PRIORITY_ATTRS]
+        key.append(_number(job, "ClusterId", context))
+        key.append(_number(job, "ProcId", context))
     return tuple(key)
+
+
+def _number(job: ClassAd, name: str, context: EvalContext) -> float:
+    try:
+        return number(literal(job, name, context, 0)) or 0.0
+    except ClassAdError:
+        return 0.0
 
 
 class AutoclusterTable:
@@ -137,10 +152,11 @@ class AutoclusterTable:
         return ac, sig
 
 
-def resource_requests(jobs: Iterable[ClassAd], table: AutoclusterTable) -> list[ResourceRequest]:
-    """Idle jobs of one submitter → request runs, in the schedd's priority order."""
+def resource_requests(jobs: Iterable[ClassAd], table: AutoclusterTable, now: float) -> list[ResourceRequest]:
+    """Idle jobs of one submitter → request runs, in the schedd's priority order at ``now``."""
     jobs = list(jobs)
-    keys = [job_priority_key(job) for job in jobs]
+    context = EvalContext(clock=fixed_clock(now))
+    keys = [job_priority_key(job, context) for job in jobs]
     ordered = [(keys[i], jobs[i]) for i in sorted(range(len(jobs)), key=keys.__getitem__)]
     out: list[ResourceRequest] = []
     run: list[tuple[int, int]] = []
@@ -149,7 +165,7 @@ def resource_requests(jobs: Iterable[ClassAd], table: AutoclusterTable) -> list[
     cur: tuple[int, Hashable] | None = None
     for key, job in ordered:
         ac = table.autocluster(job)
-        jid = (int(literal(job, "ClusterId", 0)), int(literal(job, "ProcId", 0)))
+        jid = (int(literal(job, "ClusterId", context, 0)), int(literal(job, "ProcId", context, 0)))
         prio = int(-key[2])  # JobPrio
         if cur is not None and ac[0] == cur[0]:
             run.append(jid)

@@ -14,6 +14,9 @@ Rules (HTCondor 25's ``negotiateWithGroup`` and ``matchmakingAlgorithm``):
   limit is used; it is done with the pie when every request is placed or rejected.
 * Every match is recorded and charged to the accountant at once; a job's concurrency limits are
   counted; with NEGOTIATOR_DEPTH_FIRST the jobs the schedd will pack into the slot go with it.
+* A job whose matching meets an expression that cannot be evaluated at all (a ``ClassAdError``)
+  is rejected like a job that found no slot, with the error as the reason, and named in the
+  cycle's ``failures``; the session goes on with the next request.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import math
 from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING
 
-from htcpool.classad import ClassAd
+from htcpool.classad import ClassAd, ClassAdError, EvalContext
 from htcpool.classad.nodes import Literal
 from htcpool.negotiator.exprinfo import literal, number
 from htcpool.negotiator.matchlist import Candidate
@@ -114,28 +117,34 @@ class SubmitterSession:
                 return False
             stats.num_jobs_considered += 1
             jid = req.jobs[s.placed[ri]]
-            barred = cyc.limits.exhausted(static_limits) if static_limits else None
-            if barred is not None:
-                cand, reason = None, f"concurrency limit {barred} reached"
-            elif self.rank_only and not mm.rank_possible:
-                cand, reason = None, "no match found"  # nothing to preempt by RANK: no scan needed
-            else:
-                if job is None:
-                    job = cyc.request_ad(s.name, req.ad, self.negotiating_group, self.autoregroup)
-                    static_limits, admit = _limit_checks(cyc, job)
-                if cyc.live_sensitive:
-                    cyc.refresh_request(job, s.name)
-                cand, reason, token = mm.best(s.name, req.signature, token, job, self.rank_only, self.permit,
-                                              mm.cost, admit)
-                self.limit_rejection = self.limit_rejection or (cand is None and mm.limit_rejected)
-            if cand is None:
-                stats.rejections += 1
-                cyc.result.rejections.append(Rejection(s.name, jid, reason))
-                rejected.add(req.autocluster)
-                return True
-            assert job is not None
-            limits = static_limits if admit is None else _evaluated_limits(cyc, job, cyc.table.ads[cand.index])
-            self._take(ri, req, jid, cand, job, limits)
+            try:
+                barred = cyc.limits.exhausted(static_limits) if static_limits else None
+                if barred is not None:
+                    cand, reason = None, f"concurrency limit {barred} reached"
+                elif self.rank_only and not mm.rank_possible:
+                    cand, reason = None, "no match found"  # nothing to preempt by RANK: no scan needed
+                else:
+                    if job is None:
+                        job = cyc.request_ad(s.name, req.ad, self.negotiating_group, self.autoregroup)
+                        static_limits, admit = _limit_checks(cyc, job)
+                    if cyc.live_sensitive:
+                        cyc.refresh_request(job, s.name)
+                    cand, reason, token = mm.best(s.name, req.signature, token, job, self.rank_only,
+                                                  self.permit, mm.cost, admit)
+                    self.limit_rejection = self.limit_rejection or (cand is None and mm.limit_rejected)
+                if cand is not None:
+                    assert job is not None
+                    limits = static_limits if admit is None else \
+                        _evaluated_limits(cyc, job, cyc.table.ads[cand.index])
+                    self._take(ri, req, jid, cand, job, limits)
+                    continue
+            except ClassAdError as e:  # the job cannot be matched at all: pass it over, go on
+                reason = f"job could not be evaluated: {e}"
+                cyc.result.failures.append(f"job {jid[0]}.{jid[1]} of {s.name}: {reason}")
+            stats.rejections += 1
+            cyc.result.rejections.append(Rejection(s.name, jid, reason))
+            rejected.add(req.autocluster)
+            return True
         return True
 
     def _take(self, ri: int, req: ResourceRequest, jid: tuple[int, int], cand: Candidate, job: ClassAd,
@@ -143,7 +152,7 @@ class SubmitterSession:
         """Record the match of job ``jid`` with the candidate and charge it at once."""
         cyc, s, mm = self.cyc, self.s, self.cyc.matchmaker
         cost = mm.cost(cand)
-        n = _packed(cyc.table.ads[cand.index], job) if cyc.policy.depth_first else 1
+        n = _packed(cyc.table.ads[cand.index], job, cyc.context) if cyc.policy.depth_first else 1
         packed = req.jobs[s.placed[ri] + 1: s.placed[ri] + n]
         _record(cyc, s, jid, cand, cost, self.negotiating_group, self.autoregroup, packed, limits)
         mm.take(cand)
@@ -178,13 +187,13 @@ def _evaluated_limits(cyc: NegotiationCycle, job: ClassAd, slot: ClassAd) -> str
     return v.lower() if type(v) is str else ""
 
 
-def _packed(slot: ClassAd, job: ClassAd) -> int:
+def _packed(slot: ClassAd, job: ClassAd, context: EvalContext) -> int:
     """NEGOTIATOR_DEPTH_FIRST: how many of the request's jobs the schedd will start in the slot,
     ``min(Cpus / RequestCpus, Memory / RequestMemory)`` in whole jobs, at least 1."""
     fits = []
     for have, want in (("Cpus", "RequestCpus"), ("Memory", "RequestMemory")):
-        h = number(literal(slot, have))
-        w = number(job.evaluate(want, None, slot))
+        h = number(literal(slot, have, context))
+        w = number(job.evaluate(want, context, slot))
         if h is not None and w is not None and w > 0:
             fits.append(int(h // w))
     return max(1, min(fits)) if fits else 1

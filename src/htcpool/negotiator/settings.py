@@ -69,6 +69,8 @@ class GroupPolicy:
     round_robin_rate: float = 1.0e100  # GROUP_QUOTA_ROUND_ROBIN_RATE
     use_weighted_demand: bool = True  # NEGOTIATOR_USE_WEIGHTED_DEMAND
     strict_enforce_quota: bool = True  # NEGOTIATOR_STRICT_ENFORCE_QUOTA
+    #: what reading the knobs above could not use, one sentence each naming the knob
+    problems: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""The ephemeral attributes the negotiator puts into slot ads (reference 5.2), and keeping them live.
+"""The ephemeral attributes the negotiator puts into slot ads, and keeping them live.
 
 Rules (HTCondor 25 ``addRemoteUserPrios``), applied only when preemption is considered:
 
@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Hashable
 from typing import TYPE_CHECKING
 
-from htcpool.classad import ClassAd
+from htcpool.classad import ClassAd, EvalContext
 from htcpool.classad.nodes import Literal
 from htcpool.negotiator.exprinfo import literal, number, with_values
 from htcpool.negotiator.slotclasses import remote_user_for_preemption
@@ -46,8 +46,9 @@ class SlotDecorator:
     """Decorates the slot ads of one cycle and remembers which of their attributes are live."""
 
     def __init__(self, accountant: Accountant, groups: GroupTree | None, quotas: dict[str, float],
-                 cross_slot_prios: bool = False, prefix: str = "slot") -> None:
+                 context: EvalContext, cross_slot_prios: bool = False, prefix: str = "slot") -> None:
         self.accountant = accountant
+        self.context = context  # the cycle's
         self.groups = groups if groups is not None and groups.has_groups else None
         self.quotas = quotas
         self.cross_slot_prios = cross_slot_prios
@@ -78,19 +79,20 @@ class SlotDecorator:
         """The slot, or a copy of it with the ephemeral attributes that apply."""
         values: list[tuple[str, object]] = []
         live: list[tuple[str, str]] = []
-        user = remote_user_for_preemption(slot) if claimed else None
+        ctx = self.context
+        user = remote_user_for_preemption(slot, ctx) if claimed else None
         if user is not None:
             self._user_values("", user, values, live)
             values.append(("RemoteUserFloor", self.accountant.record(user).floor))
-            pending = literal(slot, "PreemptingRank")
+            pending = literal(slot, "PreemptingRank", ctx)
             if pending is not None:
                 values.append(("CurrentRank", pending))
         others: list[str] = []
         if self.cross_slot_prios:
-            total = number(literal(slot, "TotalSlots"))
+            total = number(literal(slot, "TotalSlots", ctx))
             for i in range(1, int(total) + 1 if total is not None else 1):
                 prefix = f"{self.prefix}{i}_"
-                other = next((v for a in USER_ATTRS if type(v := literal(slot, prefix + a)) is str and v), None)
+                other = next((v for a in USER_ATTRS if type(v := literal(slot, prefix + a, ctx)) is str and v), None)
                 if other is not None:
                     self._user_values(prefix, other, values, live)
                     others.append(other)

@@ -36,14 +36,14 @@ def truth(v: object) -> bool:
     return v is True or ((t is int or t is float) and v != 0)
 
 
-def remote_user_for_preemption(slot: ClassAd) -> str | None:
+def remote_user_for_preemption(slot: ClassAd, context: EvalContext) -> str | None:
     """The user a slot's job runs for, as preemption sees it (pending preemptor first)."""
     exprs = slot._exprs
     for key in _USER_KEYS:
         node = exprs.get(key)
         if node is None:
             continue
-        v = node.value if type(node) is Literal else slot.evaluate(key)
+        v = node.value if type(node) is Literal else slot.evaluate(key, context)
         if type(v) is str and v:
             return v
     return None
@@ -52,11 +52,11 @@ def remote_user_for_preemption(slot: ClassAd) -> str | None:
 _USER_KEYS = ("preemptingaccountinggroup", "preemptinguser", "accountinggroup", "remoteuser")
 
 
-def consumption_resources(slot: ClassAd) -> tuple[str, ...] | None:
+def consumption_resources(slot: ClassAd, context: EvalContext) -> tuple[str, ...] | None:
     """The resources of a p-slot with a consumption policy, or None when it has none."""
-    if literal(slot, "PartitionableSlot") is not True:
+    if literal(slot, "PartitionableSlot", context) is not True:
         return None
-    words = literal(slot, "MachineResources")
+    words = literal(slot, "MachineResources", context)
     if type(words) is not str:
         return None
     names = tuple(w for w in words.replace(",", " ").split() if w.lower() != "swap")
@@ -118,18 +118,18 @@ class SlotTable:
         identity: Callable[[ClassAd], Hashable] | None = None,
     ) -> None:
         self.ads: list[ClassAd] = list(slots)
+        self.context = context
         #: each slot's remote user, as preemption sees it (None for an unclaimed slot)
-        self.remote_users: list[str | None] = [remote_user_for_preemption(a) for a in self.ads]
+        self.remote_users: list[str | None] = [remote_user_for_preemption(a, context) for a in self.ads]
         #: ``expression_shape`` of each ad (ads of one shape have the same closures)
         self.shapes: list[Hashable] = list(shapes) if shapes is not None else [expression_shape(a) for a in self.ads]
-        self.names: list[str] = [str(literal(a, "Name", "")) for a in self.ads]
+        self.names: list[str] = [str(literal(a, "Name", context, "")) for a in self.ads]
         #: each slot's SlotWeight (``weigh`` of its current ad; given, or weighed here)
         self.weights: list[float] = list(weights) if weights is not None else [weigh(a) for a in self.ads]
         self.available: list[bool] = [True] * len(self.ads)
         self.changed: list[bool] = [False] * len(self.ads)
-        self.cp_resources: list[tuple[str, ...] | None] = [consumption_resources(a) for a in self.ads]
+        self.cp_resources: list[tuple[str, ...] | None] = [consumption_resources(a, context) for a in self.ads]
         self.weigh = weigh
-        self.context = context
         self.policy_nodes = policy_nodes
         self.job_universe = job_universe
         #: ephemeral slot attributes kept live (``slotattrs``): what reads them is never cached
@@ -180,7 +180,7 @@ class SlotTable:
     # ------------------------------------------------------------------ keys
     def match_key(self, ad: ClassAd) -> Hashable:
         """The key of the match class of ``ad``."""
-        return self._key(ad, remote_user_for_preemption(ad))
+        return self._key(ad, remote_user_for_preemption(ad, self.context))
 
     def _key(self, ad: ClassAd, claim: str | None) -> Hashable:
         exprs = ad._exprs

@@ -2,8 +2,9 @@
 
 The core has no clock of its own: the cycle is handed a ``timer`` (a monotonic clock from the
 driver, or none, in which case every duration is 0) and the cycle's ``now``. Unlike HTCondor 25,
-``SlotShareIter`` counts the pie spins and ``CpuTime`` is the whole cycle's time (§7.7 of the
-reference lists both as defects).
+``SlotShareIter`` counts the pie spins and ``CpuTime`` is the whole cycle's time (HTCondor 25's
+``matchmaker.cpp`` never increments the first and sets the second to the first phase's CPU time,
+defects not copied).
 """
 
 from __future__ import annotations

@@ -149,8 +149,11 @@ class Daemon:
     """What every service gets: configuration, layout, clock, clients and the outbox."""
 
     def __init__(self, name: str, layout: PoolLayout, config: Config, clock: Clock = time.time,
-                 client: DaemonClient | None = None) -> None:
-        self.name = name
+                 client: DaemonClient | None = None, *, kind: str | None = None,
+                 local_name: str | None = None) -> None:
+        self.name = name  # its DAEMON_LIST name: run/<name>.address (runtime/local_names.py)
+        self.kind = kind or name  # collector, negotiator, schedd, startd, defrag: its subsystem
+        self.local_name = local_name  # -local-name: a second startd's configuration prefix
         self.layout = layout
         self.config = config
         self.clock = clock
@@ -202,7 +205,7 @@ class Daemon:
 
     def reread_config(self) -> Config:
         """Read the pool's configuration again (condor_reconfig); the daemon keeps the new one."""
-        self.config = daemon_config(self.layout, self.name.upper())
+        self.config = daemon_config(self.layout, self.kind.upper(), self.local_name)
         return self.config
 
     def address_of(self, daemon: str) -> str | None:
@@ -276,10 +279,11 @@ class Daemon:
         await self.client.close()
 
 
-def daemon_config(layout: PoolLayout, subsystem: str) -> Config:
+def daemon_config(layout: PoolLayout, subsystem: str, local_name: str | None = None) -> Config:
     env = dict(os.environ)
     env["CONDOR_CONFIG"] = str(layout.config)
-    return read_config(str(layout.config), environ=env, subsystem=subsystem, clock=wall_clock)
+    return read_config(str(layout.config), environ=env, subsystem=subsystem, local_name=local_name,
+                       clock=wall_clock)
 
 
 def bind_host(config: Config) -> str:

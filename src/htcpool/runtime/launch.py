@@ -8,8 +8,12 @@ plain values the starter can act on without knowing ClassAds:
   over ``Args`` (old syntax, split on white space);
 * ``Environment`` (new syntax) wins over ``Env`` (old syntax, ``;``-separated);
   ``extra_env`` is laid over it, then ``TMPDIR``, ``_CONDOR_SCRATCH_DIR``,
-  ``_CONDOR_SLOT`` and ``_CONDOR_JOB_AD``, which the job cannot override.
-  Nothing else of the starter's own environment reaches the job;
+  ``_CONDOR_SLOT``, ``_CONDOR_JOB_AD`` and ``_CONDOR_MACHINE_AD`` (the slot's ad,
+  written beside the job ad when the startd gives one), which the job cannot
+  override. Nothing else of the starter's own environment reaches the job;
+* ``wrapper`` (the startd's ``USER_JOB_WRAPPER``) runs instead of the job, with the
+  job's executable and arguments as its arguments, as HTCondor's starter does: the
+  wrapper ends with ``exec "$@"`` to become the job;
 * ``In``, ``Out`` and ``Err`` are made absolute against ``Iwd``; ``/dev/null``
   stays as it is;
 * ``KillSig`` (a name with or without ``SIG``, or a number) becomes a canonical
@@ -24,7 +28,9 @@ plain values the starter can act on without knowing ClassAds:
   otherwise it runs in its scratch directory.
 
 The result is a frozen ``LaunchSpec`` that travels to the starter process as
-JSON. Pure: nothing here touches the file system or the clock.
+JSON. Pure: nothing here touches the file system or the clock; expressions are
+evaluated at the ``now`` the caller passes (``Arguments = strcat("run-", time())``
+reads it).
 """
 
 from __future__ import annotations
@@ -37,9 +43,10 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the starter imports this module; it needs no ClassAd machinery
-    from htcpool.classad import ClassAd
+    from htcpool.classad import ClassAd, EvalContext
 
 JOB_AD_FILE = ".job.ad"
+MACHINE_AD_FILE = ".machine.ad"
 DEFAULT_USAGE_INTERVAL = 5.0
 
 
@@ -68,10 +75,22 @@ class LaunchSpec:
     transfer_new_files: bool = False
     output_destination: str = ""
     usage_interval: float = DEFAULT_USAGE_INTERVAL
+    machine_ad_text: str = ""
+    wrapper: str = ""
 
     @property
     def job_ad_path(self) -> str:
         return os.path.join(self.scratch_dir, JOB_AD_FILE)
+
+    @property
+    def machine_ad_path(self) -> str:
+        return os.path.join(self.scratch_dir, MACHINE_AD_FILE)
+
+    @property
+    def argv(self) -> list[str]:
+        """What is executed: the job, or the wrapper with the job's command line after it."""
+        job = [self.executable, *self.arguments]
+        return [self.wrapper, *job] if self.wrapper else job
 
     @property
     def kill_signal(self) -> int:
@@ -112,6 +131,8 @@ class LaunchSpec:
                 transfer_new_files=bool(data.get("transfer_new_files", False)),
                 output_destination=str(data.get("output_destination", "")),
                 usage_interval=float(data.get("usage_interval", DEFAULT_USAGE_INTERVAL)),
+                machine_ad_text=str(data.get("machine_ad_text", "")),
+                wrapper=str(data.get("wrapper", "")),
             )
         except (KeyError, TypeError, ValueError) as e:
             raise LaunchError(f"malformed launch description: {e!r}") from None
@@ -134,12 +155,12 @@ def canonical_signal(value: object) -> str:
         raise LaunchError(f"unknown signal {value!r}") from None
 
 
-def _string(job: ClassAd, attr: str) -> str | None:
+def _string(job: ClassAd, attr: str, context: EvalContext) -> str | None:
     """A string (or number) attribute's text; None when absent, UNDEFINED or ERROR."""
     if attr not in job:
         return None
     try:
-        value = job.eval(attr)
+        value = job.eval(attr, context)
     except Exception as e:  # an expression that cannot be evaluated at all
         raise LaunchError(f"job attribute {attr} cannot be evaluated: {e}") from None
     if isinstance(value, bool) or value is None:
@@ -172,23 +193,23 @@ def _words(value: str, attr: str) -> list[str]:
         raise LaunchError(f"{attr}: {e}") from None
 
 
-def job_arguments(job: ClassAd) -> tuple[str, ...]:
+def job_arguments(job: ClassAd, context: EvalContext) -> tuple[str, ...]:
     """The argument vector after the executable: ``Arguments`` first, else ``Args``."""
-    v2 = _string(job, "Arguments")
+    v2 = _string(job, "Arguments", context)
     if v2 is not None and v2.strip():
         return tuple(_words(v2, "Arguments"))
-    v1 = _string(job, "Args")
+    v1 = _string(job, "Args", context)
     return tuple((v1 or "").split())
 
 
-def job_environment(job: ClassAd) -> dict[str, str]:
+def job_environment(job: ClassAd, context: EvalContext) -> dict[str, str]:
     """NAME → value from ``Environment`` (new syntax) or else ``Env`` (old syntax)."""
-    v2 = _string(job, "Environment")
+    v2 = _string(job, "Environment", context)
     if v2 is not None:
         entries = _words(v2, "Environment")
         attr = "Environment"
     else:
-        entries = [e.strip() for e in (_string(job, "Env") or "").split(";")]
+        entries = [e.strip() for e in (_string(job, "Env", context) or "").split(";")]
         attr = "Env"
     env: dict[str, str] = {}
     for entry in entries:
@@ -201,20 +222,26 @@ def job_environment(job: ClassAd) -> dict[str, str]:
     return env
 
 
-def launch_spec(job: ClassAd, scratch_dir: str, slot_name: str,
-                extra_env: Mapping[str, str]) -> LaunchSpec:
-    """The launch of ``job`` in ``scratch_dir`` on slot ``slot_name``."""
-    cmd = _string(job, "Cmd")
+def launch_spec(job: ClassAd, scratch_dir: str, slot_name: str, extra_env: Mapping[str, str],
+                machine_ad: ClassAd | None = None, wrapper: str = "", *, now: float) -> LaunchSpec:
+    """The launch of ``job`` in ``scratch_dir`` on slot ``slot_name`` (through ``wrapper`` if given),
+    its expressions read at ``now``."""
+    from htcpool.classad import EvalContext, fixed_clock
+
+    if wrapper and not os.path.isabs(wrapper):
+        raise LaunchError(f"USER_JOB_WRAPPER {wrapper!r} is not an absolute path")
+    context = EvalContext(clock=fixed_clock(now))
+    cmd = _string(job, "Cmd", context)
     if not cmd:
         raise LaunchError("job ad has no Cmd (the executable)")
-    iwd = _string(job, "Iwd") or scratch_dir
+    iwd = _string(job, "Iwd", context) or scratch_dir
     if not os.path.isabs(iwd):
         raise LaunchError(f"Iwd {iwd!r} is not an absolute path")
     scratch_dir = os.path.abspath(scratch_dir)
-    should_transfer = (_string(job, "ShouldTransferFiles") or "IF_NEEDED").upper()
+    should_transfer = (_string(job, "ShouldTransferFiles", context) or "IF_NEEDED").upper()
     shared_fs = should_transfer == "NO"
 
-    environment = job_environment(job)
+    environment = job_environment(job, context)
     environment.update(extra_env)
     job_ad_path = os.path.join(scratch_dir, JOB_AD_FILE)
     environment.update({
@@ -223,32 +250,37 @@ def launch_spec(job: ClassAd, scratch_dir: str, slot_name: str,
         "_CONDOR_SLOT": slot_name,
         "_CONDOR_JOB_AD": job_ad_path,
     })
+    if machine_ad is not None:
+        environment["_CONDOR_MACHINE_AD"] = os.path.join(scratch_dir, MACHINE_AD_FILE)
 
-    outputs = _string(job, "TransferOutput")
+    outputs = _string(job, "TransferOutput", context)
     return LaunchSpec(
         executable=_resolve(cmd, iwd),
-        arguments=job_arguments(job),
+        arguments=job_arguments(job, context),
         environment=environment,
         cwd=iwd if shared_fs else scratch_dir,
         scratch_dir=scratch_dir,
         iwd=iwd,
         slot_name=slot_name,
         job_ad_text=job.printOld(),
-        stdin=_resolve(_string(job, "In") or "/dev/null", iwd),
-        stdout=_resolve(_string(job, "Out") or "/dev/null", iwd),
-        stderr=_resolve(_string(job, "Err") or "/dev/null", iwd),
-        kill_sig=canonical_signal(_string(job, "KillSig") or "SIGTERM"),
+        stdin=_resolve(_string(job, "In", context) or "/dev/null", iwd),
+        stdout=_resolve(_string(job, "Out", context) or "/dev/null", iwd),
+        stderr=_resolve(_string(job, "Err", context) or "/dev/null", iwd),
+        kill_sig=canonical_signal(_string(job, "KillSig", context) or "SIGTERM"),
         transfer_input=() if shared_fs else tuple(_resolve(n, iwd)
-                                                  for n in _names(_string(job, "TransferInput"))),
+                                                  for n in _names(_string(job, "TransferInput", context))),
         transfer_output=() if shared_fs else tuple(_names(outputs)),
         transfer_new_files=not shared_fs and outputs is None,
         output_destination=iwd,
+        machine_ad_text="" if machine_ad is None else machine_ad.printOld(),
+        wrapper=wrapper,
     )
 
 
 __all__ = [
     "DEFAULT_USAGE_INTERVAL",
     "JOB_AD_FILE",
+    "MACHINE_AD_FILE",
     "LaunchError",
     "LaunchSpec",
     "canonical_signal",

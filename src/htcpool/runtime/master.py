@@ -2,7 +2,9 @@
 
 It reads ``DAEMON_LIST`` (MASTER itself is skipped) and starts each daemon as
 its own process (``python -m htcpool.runtime.services NAME``), the collector
-first. A daemon that exits without being asked to is started again after
+first. A name that is not a daemon of its own runs the program its knob names,
+with the local name of ``<NAME>_ARGS`` (``STARTD_B = $(STARTD)``,
+``STARTD_B_ARGS = -local-name B``: a second startd; ``runtime/local_names.py``). A daemon that exits without being asked to is started again after
 ``MASTER_BACKOFF_CONSTANT + MASTER_BACKOFF_FACTOR ** restarts`` seconds, at most
 ``MASTER_BACKOFF_CEILING``; the count goes back to zero once it has run for
 ``MASTER_RECOVER_FACTOR`` seconds. The master answers ``DaemonCommand``
@@ -21,7 +23,7 @@ starts nothing).
 
 Stopping sends SIGTERM (graceful) or SIGQUIT (fast); a daemon still alive after
 ``SHUTDOWN_GRACEFUL_TIMEOUT`` (fast: ``SHUTDOWN_FAST_TIMEOUT``) gets SIGKILL.
-The startd stops first, so its jobs are vacated and reported while the schedd
+The startds stop first, so their jobs are vacated and reported while the schedd
 still listens; the collector stops last.
 """
 
@@ -43,10 +45,11 @@ from htcpool.protocol import Command, DaemonCommand, How, Ok, Records, UpdateAd
 from htcpool.runtime.daemon import Daemon, daemon_config
 from htcpool.runtime.http import RequestRefused
 from htcpool.runtime.layout import PoolLayout
+from htcpool.runtime.local_names import DaemonEntry, daemon_entries
 
 log = logging.getLogger("htcpool.master")
-KNOWN = ("collector", "negotiator", "schedd", "startd")
-STOP_ORDER = ("startd", "schedd", "negotiator", "collector")
+#: the kinds in the order the master stops them
+STOP_ORDER = ("startd", "schedd", "defrag", "negotiator", "collector")
 
 
 class ChildProcess(Protocol):
@@ -62,23 +65,29 @@ class ChildProcess(Protocol):
     def kill(self) -> None: ...
 
 
-#: starts the daemon of that name in the pool's layout; returns its process
-Spawn = Callable[[str, PoolLayout], Awaitable[ChildProcess]]
+#: starts the daemon of that name in the pool's layout (``entry``: its kind and local name when the
+#: name is not a kind itself); returns its process
+Spawn = Callable[..., Awaitable[ChildProcess]]
 
 
-async def spawn_process(name: str, layout: PoolLayout) -> ChildProcess:
+async def spawn_process(name: str, layout: PoolLayout, entry: DaemonEntry | None = None) -> ChildProcess:
     """A daemon as a process of its own, its output appended to ``log/<Name>Log.out``."""
     env = dict(os.environ)
     env["CONDOR_CONFIG"] = str(layout.config)
-    with open(layout.log / f"{name.capitalize()}Log.out", "ab") as out:
-        return await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "htcpool.runtime.services", name, "--local-dir", str(layout.root),
-            env=env, stdout=out, stderr=out, stdin=asyncio.subprocess.DEVNULL)
+    entry = entry or DaemonEntry(name, name)
+    command = [sys.executable, "-m", "htcpool.runtime.services", entry.kind, "--local-dir", str(layout.root)]
+    if entry.name != entry.kind or entry.local_name is not None:
+        command += ["--as", entry.name] + (["--local-name", entry.local_name] if entry.local_name else [])
+    suffix = f".{entry.local_name}" if entry.local_name else ("" if entry.name == entry.kind else f".{entry.name}")
+    with open(layout.log / f"{entry.kind.capitalize()}Log{suffix}.out", "ab") as out:
+        return await asyncio.create_subprocess_exec(*command, env=env, stdout=out, stderr=out,
+                                                    stdin=asyncio.subprocess.DEVNULL)
 
 
 @dataclass
 class Child:
     name: str
+    entry: DaemonEntry
     process: ChildProcess | None = None
     wanted: bool = True
     restarts: int = 0
@@ -88,21 +97,12 @@ class Child:
     stopping: bool = False  # the master asked it to stop: its exit is no crash
 
 
-def daemon_list(text: str) -> list[str]:
-    names = [n.strip().lower() for n in text.replace(",", " ").split() if n.strip()]
-    unknown = [n for n in names if n not in KNOWN and n != "master"]
-    for n in unknown:
-        log.warning("DAEMON_LIST names %s, which htcpool does not have; ignored", n)
-    ordered = sorted((n for n in names if n in KNOWN), key=lambda n: (n != "collector", KNOWN.index(n)))
-    return list(dict.fromkeys(ordered))
-
-
 class MasterService:
     def __init__(self, daemon: Daemon, spawn: Spawn = spawn_process) -> None:
         self.daemon = daemon
         self.spawn = spawn
         config = daemon.config
-        self.children = {n: Child(n) for n in daemon_list(config.get_str("DAEMON_LIST") or "")}
+        self.children = {e.name: Child(e.name, e) for e in daemon_entries(config)}
         self.backoff_constant = float(config.get_int("MASTER_BACKOFF_CONSTANT") or 9)
         self.backoff_factor = float(config.get_float("MASTER_BACKOFF_FACTOR") or 2.0)
         self.backoff_ceiling = float(config.get_int("MASTER_BACKOFF_CEILING") or 3600)
@@ -122,7 +122,10 @@ class MasterService:
 
     # ------------------------------------------------------------------ children
     async def _spawn(self, child: Child) -> None:
-        child.process = await self.spawn(child.name, self.daemon.layout)
+        if child.entry == DaemonEntry(child.name, child.name):
+            child.process = await self.spawn(child.name, self.daemon.layout)
+        else:
+            child.process = await self.spawn(child.name, self.daemon.layout, child.entry)
         child.started_at = self.daemon.clock()
         child.next_start = None
         child.stopping = False
@@ -194,18 +197,19 @@ class MasterService:
 
     async def stop(self, how: How) -> None:
         self.stopping = True
-        for name in STOP_ORDER:
-            child = self.children.get(name)
-            if child is not None:
-                await self._stop_child(child, how)
+        for child in self._in_stop_order():
+            await self._stop_child(child, how)
         try:
             self.daemon.layout.master_pid.unlink()
         except OSError:
             pass
 
+    def _in_stop_order(self) -> list[Child]:
+        return sorted(self.children.values(), key=lambda c: STOP_ORDER.index(c.entry.kind))
+
     def _named(self, names: tuple[str, ...]) -> list[Child]:
         if not names:
-            return [self.children[n] for n in STOP_ORDER if n in self.children]
+            return self._in_stop_order()
         out = []
         for name in names:
             child = self.children.get(name.lower())

@@ -9,11 +9,16 @@ timer for ``next_deadline`` and runs the cycle when it is due. A cycle:
    from the collector;
 2. asks each schedd for its submitters' idle jobs (``FetchRequests``) and folds
    them into autoclusters (``SIGNIFICANT_ATTRIBUTES``);
-3. runs ``htcpool.negotiator.negotiate`` with the accountant;
+3. runs ``htcpool.negotiator.negotiate`` with the accountant, and logs what the
+   cycle passed over because an expression could not be evaluated (its ``failures``);
 4. sends what each match becomes (``negotiator.exchange.match_messages``):
    ``MatchInfo`` to the schedd and ``MatchNotification`` to the startd;
 5. commits the accountant to SQLite (synchronous) and publishes the
    ``Negotiator`` ad with the cycle statistics.
+
+Group quota knobs that cannot be used (a group without a quota, a quota that is not a number, a
+missing parent …) are logged as warnings naming the knob whenever the configuration is read; the
+other groups negotiate as configured.
 
 ``condor_userprio`` reads accounting records (``UserprioQuery``) and changes
 them (``UserprioCommand``, carried out by the core's ``apply_userprio``); every
@@ -102,6 +107,9 @@ class NegotiatorService:
         self.policy = policy_from_config(config)
         self.autocluster_policy = autocluster_policy_from_config(config)
         self.groups = GroupTree(self.policy.groups) if self.policy.groups.groups else None
+        problems = self.groups.problems if self.groups is not None else self.policy.groups.problems
+        for problem in problems:  # the groups that can be used still negotiate
+            log.warning("group quotas: %s", problem)
 
     # ------------------------------------------------------------------ lifecycle
     async def start(self) -> None:
@@ -179,7 +187,7 @@ class NegotiatorService:
             return None
         return reply if isinstance(reply, IdleJobs) else None
 
-    async def _submitters(self, slots: list[ClassAd]) -> list[SubmitterAd]:
+    async def _submitters(self, slots: list[ClassAd], now: float) -> list[SubmitterAd]:
         """Every submitter with work, its idle jobs fetched from its schedd."""
         by_schedd = submitters_by_schedd(await self.daemon.collector_query(QueryAds("Submitter")))
         table = AutoclusterTable(significant_attributes(slots, self.policy), self.autocluster_policy)
@@ -187,17 +195,19 @@ class NegotiatorService:
         for url, ads in by_schedd.items():
             request = fetch_request(ads)
             idle = await self._fetch(url, request) if request is not None else None
-            submitters += submitter_entries(url, ads, idle, table)
+            submitters += submitter_entries(url, ads, idle, table, now)
         return submitters
 
     async def cycle(self, now: float) -> int:
         """One negotiation cycle; returns the number of matches."""
         slots = await self.daemon.collector_query(QueryAds("Machine", private=True))
-        submitters = await self._submitters(slots)
+        submitters = await self._submitters(slots, now)
         started = time.monotonic()
         outcome = negotiate(now, slots, submitters, self.accountant, self.policy, groups=self.groups,
                             timer=time.monotonic, round_robin=self.round_robin)
         self.round_robin = outcome.round_robin
+        for failure in outcome.result.failures:
+            log.warning("cycle: %s", failure)
         if outcome.groups is not None:
             self.groups = outcome.groups
         self.accountant.commit()

@@ -20,8 +20,10 @@ and saving the counter cannot make a later submission reuse the id.
 ``history(constraint, limit, match_ads, scan_limit)`` reads newest first and stops as soon as it
 has enough: ``limit`` and ``match_ads`` (condor_history's ``-limit`` and ``-match``, which are
 the same option) cap the ads returned, ``scan_limit`` (``-scanlimit``) the ads examined. The
-constraint is ClassAd text evaluated with each ad as ``MY``; an ad counts when the result is
-``true`` or a non-zero number, as in HTCondor.
+constraint is ClassAd text evaluated with each ad as ``MY`` in the caller's ``context`` (the
+schedd passes the clock of the query, so ``CompletionDate > time() - 3600`` works); an ad counts
+when the result is ``true`` or a non-zero number, as in HTCondor, and not when the constraint
+cannot be evaluated for it (without a clock, one that reads the time selects nothing).
 """
 
 from __future__ import annotations
@@ -45,7 +47,11 @@ _SCHEMA = (
 
 
 def _int_attr(ad: ClassAd, name: str) -> int | None:
-    value = ad.evaluate(name)
+    """An integer attribute the schedd wrote (``ClusterId``, ``ProcId``); None otherwise."""
+    try:
+        value = ad.evaluate(name)
+    except ClassAdError:  # not the schedd's literal: the row is kept without the column
+        return None
     return value if type(value) is int else None
 
 

@@ -17,7 +17,8 @@ what to advertise, how a restarted schedd finds its running jobs. This driver:
   through ``SqliteQueueStore``; a submitted cluster is one transaction), so an
   acknowledged submit survives a crash;
 * writes the core's job events to each job's user log (``UserLogWriter``), also for
-  jobs that have just left the queue;
+  jobs that have just left the queue, and logs the core's warnings (a job whose
+  periodic expressions cannot be evaluated, a transform that failed);
 * arms the daemon's timer from the core's ``next_deadline`` and calls its
   ``handle_timer``.
 """
@@ -101,7 +102,7 @@ class ScheddService:
         self.store = SqliteQueueStore(str(daemon.layout.spool / "job_queue.db"))
         self.logs = UserLogWriter(self.zone)
         jobs, next_cluster = self.store.load()
-        self.core = Schedd(_settings(config, self.name, "", self.zone), daemon.clock(),
+        self.core = Schedd(settings_for_schedd(config, self.name, "", self.zone), daemon.clock(),
                            store=RecordingStore(self.store, self.logs), jobs=jobs,
                            next_cluster=next_cluster, host=host)
         self.ready = asyncio.Event()
@@ -162,7 +163,8 @@ class ScheddService:
 
     async def _history(self, message: HistoryQuery, now: float) -> AdList:
         try:
-            ads = self.store.history(message.constraint or None, message.limit or None)
+            ads = self.store.history(message.constraint or None, message.limit or None,
+                                     context=self.core.queue.context(now))
         except Exception as e:
             raise RequestRefused(400, str(e)) from None
         return AdList(tuple(public(ad) for ad in ads))
@@ -177,7 +179,7 @@ class ScheddService:
         """Re-read the configuration: the queue's policies and the schedd's intervals."""
         config = self.daemon.config = daemon_config(self.daemon.layout, "SCHEDD")
         settings = self.core.settings
-        self.core.reconfigure(_settings(config, settings.schedd_name, settings.schedd_address, self.zone))
+        self.core.reconfigure(settings_for_schedd(config, settings.schedd_name, settings.schedd_address, self.zone))
         return Ok("reconfigured")
 
     async def _reschedule(self, message: DaemonCommand, now: float) -> Any:
@@ -218,6 +220,8 @@ class ScheddService:
     def _flush_logs(self) -> None:
         for event, ad in self.core.take_log_events():
             self.logs.write(event, ad)
+        for warning in self.core.take_warnings():
+            log.warning("%s", warning)
 
     # ------------------------------------------------------------------ timers
     def next_deadline(self) -> float | None:
@@ -231,7 +235,7 @@ class ScheddService:
             self._flush_logs()
 
 
-def _settings(config: Config, name: str, address: str, zone: int) -> ScheddSettings:
+def settings_for_schedd(config: Config, name: str, address: str, zone: int) -> ScheddSettings:
     """The schedd core's settings from the configuration (subsystem SCHEDD, HTCondor's defaults)."""
 
     def get(knob: str) -> str | None:
@@ -252,4 +256,4 @@ def _read_file(path: str) -> str | None:
         return None
 
 
-__all__ = ["RecordingStore", "ScheddService"]
+__all__ = ["RecordingStore", "ScheddService", "settings_for_schedd"]

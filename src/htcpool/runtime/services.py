@@ -2,8 +2,12 @@
 
 ``python -m htcpool.runtime.services NAME --local-dir DIR`` reads the pool's
 configuration (subsystem NAME), logs to ``log/<Name>Log``, and runs the service
-of NAME (collector, negotiator, schedd or startd) in a ``Daemon`` until it is
-told to stop. The master starts every daemon of ``DAEMON_LIST`` this way.
+of NAME (collector, negotiator, schedd, startd or defrag) in a ``Daemon`` until it is
+told to stop. The master starts every daemon of ``DAEMON_LIST`` this way; a
+second instance of a daemon (``STARTD_B = $(STARTD)``, ``STARTD_B_ARGS =
+-local-name B``) gets ``--local-name B --as startd_b``: it reads its
+configuration with that local name and keeps its own files
+(``runtime/local_names.py``).
 
 ``SERVICES`` is the table from a daemon's name to its service; this module
 imports every service, and none of them imports it.
@@ -20,7 +24,9 @@ from pathlib import Path
 
 from htcpool.runtime.collector_service import CollectorService
 from htcpool.runtime.daemon import Daemon, Service, bind_host, daemon_config
+from htcpool.runtime.defrag_service import DefragService
 from htcpool.runtime.layout import PoolLayout
+from htcpool.runtime.local_names import DaemonEntry, log_file
 from htcpool.runtime.negotiator_service import NegotiatorService
 from htcpool.runtime.schedd_service import ScheddService
 from htcpool.runtime.startd_service import StartdService
@@ -30,6 +36,7 @@ log = logging.getLogger("htcpool.daemon")
 #: a daemon's name -> what builds its service around the daemon
 SERVICES: dict[str, Callable[[Daemon], Service]] = {
     "collector": CollectorService,
+    "defrag": DefragService,
     "negotiator": NegotiatorService,
     "schedd": ScheddService,
     "startd": StartdService,
@@ -40,13 +47,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="htcpool-daemon")
     parser.add_argument("name", choices=sorted(SERVICES))
     parser.add_argument("--local-dir", required=True)
+    parser.add_argument("--local-name", default=None, help="HTCondor's -local-name (a second startd)")
+    parser.add_argument("--as", dest="entry", default=None, help="its DAEMON_LIST name (default: NAME)")
     args = parser.parse_args(argv)
     layout = PoolLayout(Path(args.local_dir))
-    logging.basicConfig(filename=layout.log_file(args.name), level=logging.INFO,
+    entry = DaemonEntry(args.entry or args.name, args.name, args.local_name)
+    config = daemon_config(layout, args.name.upper(), args.local_name)
+    logging.basicConfig(filename=log_file(layout, config, entry), level=logging.INFO,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)
-    config = daemon_config(layout, args.name.upper())
-    daemon = Daemon(args.name, layout, config)
+    daemon = Daemon(entry.name, layout, config, kind=entry.kind, local_name=entry.local_name)
 
     async def go() -> None:
         await daemon.run(SERVICES[args.name](daemon), bind_host(config))

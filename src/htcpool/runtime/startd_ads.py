@@ -12,7 +12,10 @@ where it can be reached and who may claim it:
   the partitionable slot's fresh claim id and the startd's addresses, so the schedd
   can claim the rest without another negotiation;
 * ``provisioned``: what a claimed slot gives its job, as the job ad's
-  ``…Provisioned`` attributes, ``ProvisionedResources`` and ``CondorScratchDir``.
+  ``…Provisioned`` attributes, ``ProvisionedResources`` and ``CondorScratchDir``;
+* ``FreedSlots``: which advertised slot has just become Unclaimed (from another
+  state; a new slot does not count), after which the startd asks the negotiator for
+  a cycle soon, since resources were freed.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from typing import Any
 
 from htcpool.classad import ClassAd, as_number
 from htcpool.protocol import UpdateAd
-from htcpool.startd import Slot
+from htcpool.startd import Slot, State
 
 #: the resources whose amounts a job learns as ``<name>Provisioned``
 PROVISIONED = ("Cpus", "Disk", "Memory", "GPUs")
@@ -67,4 +70,18 @@ def provisioned(slot: Slot | None, scratch_dir: str) -> dict[str, Any]:
     return out
 
 
-__all__ = ["leftovers", "provisioned", "slot_update"]
+class FreedSlots:
+    """The last advertised state of each slot, to tell when one has just been freed."""
+
+    def __init__(self) -> None:
+        self.last_state: dict[str, str] = {}
+
+    def freed(self, name: str, ad: ClassAd) -> bool:
+        """Record ``ad``'s state; True when the slot went from another state to Unclaimed."""
+        state = ad.get("State")
+        before = self.last_state.get(name)
+        self.last_state[name] = state if isinstance(state, str) else ""
+        return state == State.UNCLAIMED.value and before not in (None, State.UNCLAIMED.value)
+
+
+__all__ = ["FreedSlots", "leftovers", "provisioned", "slot_update"]

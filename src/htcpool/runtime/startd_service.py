@@ -33,6 +33,11 @@ Actions out go through ``ACTIONS`` (action type -> handler):
   and ``KillBackfillClient`` run and stop the backfill client (``backfill``); both
   report back to the core.
 
+Several startds may run under one master (``STARTD_B = $(STARTD)`` with
+``-local-name B``): each reads its configuration with its local name, names its
+slots ``slotN@<STARTD_NAME>`` and keeps its own execute directory and starter
+log (``local_names``).
+
 Sensors are read every ``POLLING_INTERVAL``: ``sensors.json`` in the pool's local
 directory may script any reading (owner activity for tests and demonstrations);
 the rest come from the machine. Each slot's ``CondorLoadAvg`` input is the CPU
@@ -69,6 +74,7 @@ from htcpool.protocol import startd as m
 from htcpool.runtime.backfill import BackfillClients
 from htcpool.runtime.daemon import Daemon
 from htcpool.runtime.http import RequestRefused
+from htcpool.runtime.local_names import execute_dir, startd_name, starter_log
 from htcpool.runtime.machine_attrs import machine_attributes
 from htcpool.runtime.sensors import HostSensors, ScriptedSensors, benchmark
 from htcpool.runtime.startd_ads import leftovers, provisioned, slot_update
@@ -97,16 +103,17 @@ class StartdService:
         self.daemon = daemon
         config = daemon.config
         now = daemon.clock()
-        execute = daemon.layout.execute
+        execute = execute_dir(daemon.layout, config, daemon.local_name)
         execute.mkdir(parents=True, exist_ok=True)
-        self.settings = replace(settings_from_config(cast(ConfigSource, config)), machine_attrs=machine_attributes(config))
+        self.settings = replace(settings_from_config(cast(ConfigSource, config)), machine_attrs=machine_attributes(config),
+                                hostname=startd_name(config, daemon.local_name))
         disk_kib = int(shutil.disk_usage(execute).free // 1024)
         self.core = Startd(self.settings, now, disk=disk_kib, local_zone=local_zone())
         self.sensors = ScriptedSensors(daemon.layout.sensors, HostSensors(str(execute)))
         self.polling = float(config.get_int("POLLING_INTERVAL") or 5)
         self.next_sensing = now
-        self.starters = Starters(execute, daemon.layout.log / "StarterLog", self._report, self._starter_exited,
-                                 clock=daemon.clock)
+        self.starters = Starters(execute, starter_log(daemon.layout, daemon.local_name), self._report,
+                                 self._starter_exited, clock=daemon.clock, wrapper=config.get_str("USER_JOB_WRAPPER"))
         self.claim_schedd: dict[str, str] = {}
         self.last_state: dict[str, str] = {}
         self.backfill = BackfillClients(self._backfill_started, self._backfill_exited)
@@ -288,7 +295,12 @@ class StartdService:
             self._advertise(a.name, a.ad)
 
     async def _start_job(self, a: m.StartJob) -> None:
-        self.starters.start(a, self.claim_schedd.get(a.claim_id, ""))
+        slot = self.core.find_slot(a.slot)
+        machine_ad = None
+        if slot is not None:
+            machine_ad = slot.ad.copy()
+            machine_ad.update(self.settings.machine_attrs)
+        self.starters.start(a, self.claim_schedd.get(a.claim_id, ""), machine_ad)
 
     async def _starter_command(self, a: m.SuspendJob | m.ContinueJob | m.SoftKill | m.HardKill) -> None:
         await self.starters.command(a)
@@ -361,7 +373,7 @@ class StartdService:
             return self.daemon.address_of("master")
 
         log.info("asking the master to %s the startd", command.value)
-        self.daemon.outbox.post("master", DaemonCommand(command, daemons=("startd",)), resolve)
+        self.daemon.outbox.post("master", DaemonCommand(command, daemons=(self.daemon.name,)), resolve)
 
     async def _policy_problem(self, a: m.PolicyProblem) -> None:
         log.warning("policy problem in %s, %s: %s", a.slot, a.knob, a.problem)

@@ -171,6 +171,9 @@ def prepare_scratch(spec: LaunchSpec) -> dict[str, tuple[int, int]]:
         os.makedirs(spec.scratch_dir, exist_ok=True)
         with open(spec.job_ad_path, "w") as f:
             f.write(spec.job_ad_text)
+        if spec.machine_ad_text:
+            with open(spec.machine_ad_path, "w") as f:
+                f.write(spec.machine_ad_text)
         for source in spec.transfer_input:
             # a directory named with a trailing slash gives its contents, as in HTCondor
             copy(source, spec.scratch_dir if source.endswith("/") and os.path.isdir(source)
@@ -259,8 +262,9 @@ class Starter:
         while any process that inherited the descriptor has not yet exec'd."""
         for attempt in range(8):
             try:
+                argv = self.spec.argv
                 return subprocess.Popen(
-                    [self.spec.executable, *self.spec.arguments], executable=self.spec.executable,
+                    argv, executable=argv[0],
                     cwd=self.spec.cwd, env=dict(self.spec.environment), stdin=streams[0],
                     stdout=streams[1], stderr=streams[2], start_new_session=True, close_fds=True)
             except OSError as e:
@@ -275,9 +279,10 @@ class Starter:
         try:
             self.proc = self._spawn(streams)
         except OSError as e:
-            where = f" ({e.filename})" if e.filename and e.filename != self.spec.executable else ""
-            raise StartupFailure(
-                f"cannot execute {self.spec.executable}: {e.strerror or e}{where}") from None
+            program = self.spec.argv[0]
+            where = f" ({e.filename})" if e.filename and e.filename != program else ""
+            what = "USER_JOB_WRAPPER " if self.spec.wrapper else ""
+            raise StartupFailure(f"cannot execute {what}{program}: {e.strerror or e}{where}") from None
         finally:
             for f in set(streams):
                 f.close()

@@ -8,8 +8,10 @@ time) and how its starter is signalled (``SuspendJob``, ``ContinueJob``, ``SoftK
   (``dir_<time>_<n>``), named when the activation is accepted - the schedd learns it
   as ``CondorScratchDir`` before the job starts - or when the job starts, whichever
   comes first, and forgotten when the activation ends;
-* ``start`` turns the job ad into a launch (``launch.launch_spec``; a bad ad is
-  reported as the job's ``error``) and spawns the starter in the background.
+* ``start`` turns the job ad into a launch (``launch.launch_spec``, through the
+  startd's ``USER_JOB_WRAPPER`` when one is set, with the slot's ad as the job's
+  machine ad; a bad ad is reported as the job's ``error``) and spawns the starter
+  in the background.
   Commands given while the starter is being spawned wait, and are given to it in order
   once it is up; a kill given before the spawn began means the job is not started at
   all (it is reported exited, killed);
@@ -32,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from htcpool.classad import as_number
+from htcpool.classad import ClassAd, as_number
 from htcpool.protocol import JobEvent, JobUpdate
 from htcpool.protocol import startd as m
 from htcpool.runtime.launch import LaunchError, LaunchSpec, launch_spec
@@ -90,8 +92,10 @@ class Starters:
     """Every starter of one startd, by claim id."""
 
     def __init__(self, execute: Path, starter_log: Path, report: Report, exited: Exited,
-                 clock: Callable[[], float] = time.time, spawn: Spawn = spawn_starter) -> None:
+                 clock: Callable[[], float] = time.time, spawn: Spawn = spawn_starter,
+                 wrapper: str | None = None) -> None:
         self.execute = execute
+        self.wrapper = wrapper or ""  # USER_JOB_WRAPPER
         self.starter_log = starter_log
         self.report = report
         self.exited = exited
@@ -127,11 +131,14 @@ class Starters:
         return any(s.handle is not None and not s.handle.done for s in self.running.values())
 
     # ------------------------------------------------------------------ the core's actions
-    def start(self, action: m.StartJob, schedd: str) -> None:
+    def start(self, action: m.StartJob, schedd: str, machine_ad: ClassAd | None = None) -> None:
+        """Start the job's starter; ``machine_ad`` (the slot's ad) is given to the job as HTCondor's
+        ``_CONDOR_MACHINE_AD`` file."""
         starter = RunningStarter(action.slot, action.claim_id, schedd, self.scratch_dir(action.claim_id))
         self.running[action.claim_id] = starter
         try:
-            spec = launch_spec(action.job, starter.scratch, action.slot, {})
+            spec = launch_spec(action.job, starter.scratch, action.slot, {}, machine_ad, self.wrapper,
+                               now=self.clock())
         except LaunchError as e:
             self._not_started(starter, JobUpdate(starter.claim_id, starter.slot, JobEvent.ERROR, message=str(e)))
             return

@@ -11,11 +11,9 @@ come from ``next_deadline(now)`` and ``handle_timer(now)``. Its handlers live in
 remove, condor_prio, vacate, start, suspend and finish, with the job's
 policy expressions, crontab and deferral handling, job transforms and submit
 requirements. Time comes in as ``now``; state goes out through a
-``QueueStore`` and ``LogEvent`` records (``format_event`` renders the user log);
-``format_history``, ``format_long`` and ``format_autoformat`` print the ads of
-jobs that left the queue as condor_history does. ``ClaimManager`` holds the
-schedd's claims on slots: request, activate, reuse, release, keep-alives and
-job leases.
+``QueueStore`` and ``LogEvent`` records (``format_event`` renders the user log).
+``ClaimManager`` holds the schedd's claims on slots: request, activate, reuse,
+release, keep-alives and job leases.
 """
 
 from htcpool.schedd.claims import (
@@ -36,7 +34,6 @@ from htcpool.schedd.errors import (
     UnknownJob,
 )
 from htcpool.schedd.eventlog import LogEvent, format_event
-from htcpool.schedd.history import format_autoformat, format_history, format_long
 from htcpool.schedd.messages import (
     Action,
     AskStartd,
@@ -62,6 +59,5 @@ __all__ = [
     "Outcome", "PermissionDenied", "PolicyAction", "PolicyKind", "QueueStore", "Schedd",
     "ScheddError", "ScheddSettings", "StartdUnreachable", "SubmitRejected", "SubmitRequirement",
     "ToCollector", "ToNegotiator", "ToStartd", "Transform", "UnknownClaim", "UnknownJob",
-    "UserMaps", "format_autoformat", "format_event", "format_history", "format_long",
-    "settings_from_config",
+    "UserMaps", "format_event", "settings_from_config",
 ]

@@ -142,8 +142,8 @@ def admit(jobs: list[ClassAd], cluster: int, owner: str, now: float, *,
             req_names, opaque = _requirement_reads(requirements)
             checked = Footprint.close(req_names, [schedd_ad._exprs, ad._exprs], opaque).against(ad)
             ordered = Footprint.close((*PRIO_ATTRS, *SUBMITTER_ATTRS), [ad._exprs]).against(ad)
-            base_submitter = submitter = submitter_of(ad, accounting_domain)
-            base_prefix = prefix = priority_prefix(ad)
+            base_submitter = submitter = submitter_of(ad, accounting_domain, context)
+            base_prefix = prefix = priority_prefix(ad, context)
             first = ad
         else:
             if checked(ad):
@@ -156,8 +156,8 @@ def admit(jobs: list[ClassAd], cluster: int, owner: str, now: float, *,
                 submitter, prefix = base_submitter, base_prefix
                 admitted.shared += 1
             else:
-                submitter = submitter_of(ad, accounting_domain)
-                prefix = priority_prefix(ad)
+                submitter = submitter_of(ad, accounting_domain, context)
+                prefix = priority_prefix(ad, context)
         admitted.ads.append(ad)
         admitted.submitters.append(submitter)
         admitted.keys.append((*prefix, cluster, proc))

@@ -23,14 +23,15 @@ _COUNTED = {JobStatus.IDLE: ("IdleJobs", "TotalIdleJobs"), JobStatus.HELD: ("Hel
             **{status: ("RunningJobs", "TotalRunningJobs") for status in ACTIVE}}
 
 
-def schedd_ads(queue: JobQueue, host: str, address: str, started: float) -> list[ClassAd]:
-    """The ``Scheduler`` ad, then a ``Submitter`` ad per submitter with jobs in the queue."""
+def schedd_ads(queue: JobQueue, host: str, address: str, started: float, now: float) -> list[ClassAd]:
+    """The ``Scheduler`` ad, then a ``Submitter`` ad per submitter with jobs in the queue at ``now``."""
     settings = queue.settings
+    ctx = queue.context(now)
     totals = {"TotalIdleJobs": 0, "TotalRunningJobs": 0, "TotalHeldJobs": 0}
     counts: dict[str, dict[str, int]] = {}
     for ad in queue.jobs.values():
-        status = JobStatus(ad.evaluate("JobStatus"))
-        sub = counts.setdefault(submitter_of(ad, settings.accounting_domain),
+        status = JobStatus(ad.evaluate("JobStatus", ctx))
+        sub = counts.setdefault(submitter_of(ad, settings.accounting_domain, ctx),
                                 {"IdleJobs": 0, "RunningJobs": 0, "HeldJobs": 0})
         counted = _COUNTED.get(status)
         if counted is not None:

@@ -18,7 +18,8 @@ macros ``CLAIM_WORKLIFE``, ``ALIVE_INTERVAL``, ``MAX_CLAIM_ALIVES_MISSED``):
 * When a job exits the claim is deactivated. A reply with ``start`` false
   (the startd is closing the claim) drops it without a message. Otherwise it
   is reused, unless the claim is older than the slot ad's ``CLAIM_WORKLIFE``
-  (age from the claim's acceptance; absent, undefined or −1 ⇒ no limit), or
+  (age from the claim's acceptance; absent, undefined, −1 or impossible to
+  evaluate ⇒ no limit; an expression reads the time of the decision), or
   no job fits: then it is released, except that a previous job with
   ``KeepClaimIdle = N`` keeps it Idle for N seconds, offered again on timers.
 * Keep-alives: every claim after acceptance gets ``Alive`` every alive
@@ -39,7 +40,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
-from htcpool.classad import ClassAd
+from htcpool.classad import ClassAd, ClassAdError, EvalContext
 from htcpool.classad.match import requirements_hold
 from htcpool.protocol.startd import (
     ActivateClaim,
@@ -145,16 +146,19 @@ class Claim:
     keep_idle_until: float | None = None
 
 
-def claim_worklife(slot_ad: ClassAd) -> float | None:
-    """The slot ad's ``CLAIM_WORKLIFE`` in seconds; None (no limit) when absent, undefined or −1."""
-    value = slot_ad.evaluate("CLAIM_WORKLIFE") if "CLAIM_WORKLIFE" in slot_ad else None
-    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+def claim_worklife(slot_ad: ClassAd, context: EvalContext) -> float | None:
+    """The slot ad's ``CLAIM_WORKLIFE`` in seconds, evaluated in ``context``; None (no limit) when
+    absent, undefined, −1 or impossible to evaluate."""
+    value = _seconds(slot_ad, "CLAIM_WORKLIFE", context)
+    return None if value is None or value < 0 else value
+
+
+def _seconds(ad: ClassAd, attr: str, context: EvalContext) -> float | None:
+    """A number of seconds from the ad; None when absent, not a number or impossible to evaluate."""
+    try:
+        value = ad.evaluate(attr, context) if attr in ad else None
+    except ClassAdError:
         return None
-    return float(value)
-
-
-def _seconds(ad: ClassAd, attr: str) -> float | None:
-    value = ad.evaluate(attr) if attr in ad else None
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     return float(value)
@@ -202,9 +206,10 @@ class ClaimManager:
         if claim_id in self.claims:
             raise ScheddError(f"claim {claim_id} is already held")
         job = self.queue.job(job_id)
-        submitter = submitter_of(job, self.settings.accounting_domain)
+        ctx = self.queue.context(now)
+        submitter = submitter_of(job, self.settings.accounting_domain, ctx)
         self.claims[claim_id] = Claim(claim_id, slot_ad, submitter, job_id, requested_at=now,
-                                      last_heard=now, lease=self._lease_for(job))
+                                      last_heard=now, lease=self._lease_for(job, ctx))
         return [RequestClaim(claim_id, job, self.settings.schedd_name, self.alive_interval)]
 
     def adopt(self, slot_ad: ClassAd, claim_id: str, job_id: JobId, now: float) -> None:
@@ -215,10 +220,11 @@ class ClaimManager:
         if claim_id in self.claims:
             raise ScheddError(f"claim {claim_id} is already held")
         job = self.queue.job(job_id)
-        submitter = submitter_of(job, self.settings.accounting_domain)
+        ctx = self.queue.context(now)
+        submitter = submitter_of(job, self.settings.accounting_domain, ctx)
         self.claims[claim_id] = Claim(claim_id, slot_ad, submitter, job_id, state=ClaimState.BUSY,
                                       requested_at=now, claimed_at=now, activations=1, last_heard=now,
-                                      lease=self._lease_for(job), next_alive=now)
+                                      lease=self._lease_for(job, ctx), next_alive=now)
 
     # -- replies and notices from the startd
     def claim_reply(self, reply: ClaimReply, now: float) -> list[ClaimAction]:
@@ -241,8 +247,9 @@ class ClaimManager:
         self._move(claim, ClaimEvent.ACTIVATE_ACCEPTED)
         assert claim.job is not None
         claim.activations += 1
-        name = str(claim.slot_ad.evaluate("Name")) if "Name" in claim.slot_ad else ""
-        host = claim.slot_ad.evaluate("StartdIpAddr") if "StartdIpAddr" in claim.slot_ad else ""
+        slot_ad, ctx = claim.slot_ad, self.queue.context(now)
+        name = str(slot_ad.evaluate("Name", ctx)) if "Name" in slot_ad else ""
+        host = slot_ad.evaluate("StartdIpAddr", ctx) if "StartdIpAddr" in slot_ad else ""
         self.queue.start(claim.job, now, host=host if isinstance(host, str) else "", slot_name=name)
         return []
 
@@ -254,7 +261,7 @@ class ClaimManager:
         self._move(claim, ClaimEvent.JOB_EXITED)
         assert claim.job is not None
         job = self.queue.job(claim.job)
-        keep = _seconds(job, "KeepClaimIdle")
+        keep = _seconds(job, "KeepClaimIdle", self.queue.context(now))
         claim.keep_idle_until = now + keep if keep is not None and keep > 0 else None
         self.queue.finish(claim.job, now, exit_code, exit_signal)
         claim.job = None
@@ -300,8 +307,8 @@ class ClaimManager:
                     return [ReleaseClaim(claim.claim_id)]
         return []
 
-    def _lease_for(self, job: ClassAd) -> float:
-        lease = _seconds(job, "JobLeaseDuration")
+    def _lease_for(self, job: ClassAd, context: EvalContext) -> float:
+        lease = _seconds(job, "JobLeaseDuration", context)
         return lease if lease is not None and lease > 0 else self._default_lease()
 
     def _evict(self, claim: Claim, now: float, reason: str) -> None:
@@ -310,32 +317,33 @@ class ClaimManager:
             self.queue.vacate(claim.job, None, now, reason)
         claim.job = None
 
-    def _can_use(self, claim: Claim, job_id: JobId, reserved: set[JobId], now: float) -> bool:
+    def _can_use(self, claim: Claim, job_id: JobId, reserved: set[JobId], context: EvalContext) -> bool:
         if job_id in reserved or job_id not in self.queue.jobs:
             return False
         job = self.queue.jobs[job_id]
         if self.queue.status(job_id) != JobStatus.IDLE:
             return False
-        return requirements_hold(job, claim.slot_ad, self.queue.context(now))
+        return requirements_hold(job, claim.slot_ad, context)
 
-    def _worklife_expired(self, claim: Claim, now: float) -> bool:
-        worklife = claim_worklife(claim.slot_ad)
+    def _worklife_expired(self, claim: Claim, context: EvalContext, now: float) -> bool:
+        worklife = claim_worklife(claim.slot_ad, context)
         if worklife is None or claim.activations == 0 or claim.claimed_at is None:
             return False
         return now - claim.claimed_at > worklife
 
     def _place_job(self, claim: Claim, now: float) -> list[ClaimAction]:
         """An Idle claim: activate it with a job of its submitter, keep it idle, or release it."""
-        if self._worklife_expired(claim, now):
+        ctx = self.queue.context(now)
+        if self._worklife_expired(claim, ctx, now):
             return self.release(claim.claim_id, now)
         wanted, claim.job = claim.job, None
         reserved = self._reserved()
         job_id: JobId | None = None
-        if wanted is not None and self._can_use(claim, wanted, reserved, now):
+        if wanted is not None and self._can_use(claim, wanted, reserved, ctx):
             job_id = wanted
         else:
             job_id = self.queue.next_job(
-                claim.submitter, lambda ad: self._can_use(claim, _job_id(ad), reserved, now))
+                claim.submitter, lambda ad: self._can_use(claim, _job_id(ad), reserved, ctx))
         if job_id is None:
             if claim.keep_idle_until is not None and now < claim.keep_idle_until:
                 return []
@@ -344,8 +352,8 @@ class ClaimManager:
         claim.job = job_id
         claim.keep_idle_until = None
         job = self.queue.job(job_id)
-        claim.lease = self._lease_for(job)
-        lease = _seconds(job, "JobLeaseDuration")
+        claim.lease = self._lease_for(job, ctx)
+        lease = _seconds(job, "JobLeaseDuration", ctx)
         if lease is not None and lease > 0:
             lowered = max(MIN_ALIVE_INTERVAL, min(self.alive_interval, lease / 3))
             self.alive_interval = float(lowered)

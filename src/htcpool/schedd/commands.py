@@ -133,7 +133,7 @@ def _vacate(schedd: Schedd, job_id: JobId, a: JobAction, user: str | None, now: 
 
 
 def _prio(schedd: Schedd, job_id: JobId, a: JobAction, user: str | None, now: float) -> None:
-    current = as_number(schedd.queue.job(job_id).evaluate("JobPrio"))
+    current = as_number(schedd.queue.job(job_id).evaluate("JobPrio", schedd.queue.context(now)))
     base = current if isinstance(current, int) else 0
     schedd.queue.set_priority(job_id, user, base + a.value if a.relative else a.value, now)
 

@@ -73,7 +73,7 @@ class Schedd:
         self.settings = settings
         self.queue = JobQueue(settings, store, next_cluster=next_cluster)
         if jobs:
-            self.queue.restore(jobs)
+            self.queue.restore(jobs, now)
         self.claims = ClaimManager(self.queue)
         self.host = host
         #: where this schedd answers (the Scheduler ad's MyAddress); given by ``start``
@@ -140,6 +140,12 @@ class Schedd:
         for name, value in vars(fresh).items():
             setattr(self.settings, name, value)
 
+    def take_warnings(self) -> list[str]:
+        """What the schedd should log since the last call: the queue's warnings (job transforms
+        that failed, jobs whose periodic expressions could not be evaluated)."""
+        warnings, self.queue.warnings = self.queue.warnings, []
+        return warnings
+
     def take_log_events(self) -> list[tuple[LogEvent, ClassAd | None]]:
         """The job events since the last call, each with its job's ad when the job is still queued."""
         events, self.queue.events = self.queue.events, []
@@ -163,7 +169,7 @@ class Schedd:
             self.emit(ToNegotiator(Reschedule(reason)))
 
     def advertise(self, now: float) -> None:
-        for ad in ads.schedd_ads(self.queue, self.host, self.address, self.started):
+        for ad in ads.schedd_ads(self.queue, self.host, self.address, self.started, now):
             self.emit(ToCollector(UpdateAd(ad)))
         self.next_advert = now + min(self.settings.schedd_interval, PERIODIC_INTERVAL_CAP)
 

@@ -5,7 +5,8 @@ Rules (the deferral rule itself is ``htcpool.deferral.ready_to_offer``):
 * ``FetchRequests``: the idle jobs of the submitters asked for (every submitter when
   none is named), each submitter's best first (``JobQueue.ordered_jobs``), leaving out
   jobs a claim already holds or is being requested for, and deferred jobs not yet due
-  (``now + SCHEDD_INTERVAL >= DeferralTime - DeferralPrepTime``).
+  (``now + SCHEDD_INTERVAL >= DeferralTime - DeferralPrepTime``) or whose deferral
+  cannot be evaluated at all (the queue's timer reports those).
 * ``MatchInfo`` is taken only for a job still Idle and a claim id the schedd does not
   hold yet; the schedd then asks the slot's startd (its ``MyAddress``, required) for
   the claim, naming the claims the match preempts. A match the claim manager refuses
@@ -27,7 +28,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from htcpool.classad import ClassAd
+from htcpool.classad import ClassAd, ClassAdError
 from htcpool.classad.match import requirements_hold
 from htcpool.deferral import ready_to_offer
 from htcpool.protocol import FetchRequests, IdleJobs, MatchInfo, Ok
@@ -56,7 +57,14 @@ def offerable(schedd: Schedd, submitter: str, now: float, reserved: set[JobId] |
     interval = schedd.settings.schedd_interval
     jobs = schedd.queue.jobs
     return (job_id for job_id in schedd.queue.ordered_jobs(submitter)
-            if job_id not in reserved and ready_to_offer(jobs[job_id], now, interval))
+            if job_id not in reserved and _may_offer(jobs[job_id], now, interval))
+
+
+def _may_offer(job: ClassAd, now: float, interval: float) -> bool:
+    try:
+        return ready_to_offer(job, now, interval)
+    except ClassAdError:
+        return False
 
 
 def on_fetch_requests(schedd: Schedd, message: FetchRequests, now: float) -> IdleJobs:
@@ -126,8 +134,9 @@ def for_startd(schedd: Schedd, action: ClaimAction) -> ClaimAction:
 def deferred_due(schedd: Schedd, now: float) -> bool:
     """Whether an idle job with a ``DeferralTime`` may be offered now."""
     interval = schedd.settings.schedd_interval
-    return any("DeferralTime" in ad and JobStatus(ad.evaluate("JobStatus")) == JobStatus.IDLE
-               and ready_to_offer(ad, now, interval) for ad in schedd.queue.jobs.values())
+    ctx = schedd.queue.context(now)
+    return any("DeferralTime" in ad and JobStatus(ad.evaluate("JobStatus", ctx)) == JobStatus.IDLE
+               and _may_offer(ad, now, interval) for ad in schedd.queue.jobs.values())
 
 
 HANDLERS: dict[type, Callable[[Schedd, Any, float], Any]] = {

@@ -71,9 +71,9 @@ def _hold(ad: ClassAd, attr: str, context: EvalContext) -> PolicyAction:
 
 def periodic_action(ad: ClassAd, now: float, context: EvalContext,
                     system_max_releases: int = -1) -> PolicyAction | None:
-    status = JobStatus(ad.evaluate("JobStatus"))
+    status = JobStatus(ad.evaluate("JobStatus", context))
     if status in ACTIVE:
-        started = ad.evaluate("JobCurrentStartDate")
+        started = ad.evaluate("JobCurrentStartDate", context)
         for attr, code in (("AllowedJobDuration", 46), ("AllowedExecuteDuration", 47)):
             limit = ad.evaluate(attr, context)
             if isinstance(limit, int) and isinstance(started, int) and now - started > limit:
@@ -83,8 +83,8 @@ def periodic_action(ad: ClassAd, now: float, context: EvalContext,
             return PolicyAction(PolicyKind.VACATE, _reason(ad, "PeriodicVacate", context), JOB_POLICY)
     if status not in (JobStatus.HELD, JobStatus.COMPLETED, JobStatus.REMOVED) and _fires(ad, "PeriodicHold", context):
         return _hold(ad, "PeriodicHold", context)
-    if status == JobStatus.HELD and ad.evaluate("HoldReasonCode") != USER_REQUEST:
-        holds = ad.evaluate("NumHolds")
+    if status == JobStatus.HELD and ad.evaluate("HoldReasonCode", context) != USER_REQUEST:
+        holds = ad.evaluate("NumHolds", context)
         if (system_max_releases < 0 or not isinstance(holds, int) or holds < system_max_releases) \
                 and _fires(ad, "PeriodicRelease", context):
             return PolicyAction(PolicyKind.RELEASE, _reason(ad, "PeriodicRelease", context))

@@ -4,25 +4,28 @@ A job's submitter is its accounting name: ``AccountingGroup`` if set, else
 ``Owner``, followed by ``@`` and the accounting domain (``ACCOUNTING_DOMAIN``,
 whose default is ``UID_DOMAIN``) unless the domain is empty or the name has
 one already, as the schedd names submitters to the negotiator
-(``group_physics.einstein@example.org``).
+(``group_physics.einstein@example.org``). An ``AccountingGroup`` that is not a
+non-empty string, or cannot be evaluated, gives way to ``Owner``.
 
 Within one submitter jobs are ordered as ``qmgmt.cpp::prio_compar`` does:
 ``PreJobPrio1``, ``PreJobPrio2``, ``JobPrio``, ``PostJobPrio1``,
-``PostJobPrio2`` (higher first; missing or non-integer counts as 0), then
-cluster and proc (lower first). ``QDate`` is not part of the order: cluster
-ids stand in for submission order, as in HTCondor. ``PriorityIndex`` keeps one
-heap per submitter with lazy deletion: a changed or departed job leaves a
-stale entry that is skipped when it reaches the top. ``ordered`` walks the
-jobs in order without removing them, so an unmatchable job at the top never
-blocks the rest.
+``PostJobPrio2`` (higher first; missing, non-integer or impossible to evaluate
+counts as 0), then cluster and proc (lower first). ``QDate`` is not part of the
+order: cluster ids stand in for submission order, as in HTCondor.
+``PriorityIndex`` keeps one heap per submitter with lazy deletion: a changed or
+departed job leaves a stale entry that is skipped when it reaches the top.
+``ordered`` walks the jobs in order without removing them, so an unmatchable
+job at the top never blocks the rest. The functions take the ``EvalContext``
+of the caller's ``now``: priorities and accounting groups may read the time.
 """
 
 from __future__ import annotations
 
 import heapq
 from collections.abc import Iterator
+from typing import Any
 
-from htcpool.classad import ClassAd
+from htcpool.classad import ClassAd, ClassAdError, EvalContext
 
 PRIO_ATTRS = ("prejobprio1", "prejobprio2", "jobprio", "postjobprio1", "postjobprio2")
 SUBMITTER_ATTRS = ("accountinggroup", "owner")
@@ -31,33 +34,39 @@ Prefix = tuple[int, int, int, int, int]
 Key = tuple[int, int, int, int, int, int, int]
 
 
-def _int(ad: ClassAd, low: str) -> int:
+def _value(ad: ClassAd, low: str, context: EvalContext) -> Any:
+    """The attribute's value in ``context``; None when it is absent or cannot be evaluated."""
     node = ad._exprs.get(low)
     if node is None:
-        return 0
-    value = ad._evaluate_node(node, None)
+        return None
+    try:
+        return ad._evaluate_node(node, None, context)
+    except ClassAdError:
+        return None
+
+
+def _int(ad: ClassAd, low: str, context: EvalContext) -> int:
+    value = _value(ad, low, context)
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
-def submitter_of(ad: ClassAd, domain: str = "") -> str:
+def submitter_of(ad: ClassAd, domain: str, context: EvalContext) -> str:
     """The accounting name of the job's submitter (``""`` when it has no owner)."""
     for attr in SUBMITTER_ATTRS:
-        node = ad._exprs.get(attr)
-        if node is not None:
-            value = ad._evaluate_node(node, None)
-            if isinstance(value, str) and value:
-                return f"{value}@{domain}" if domain and "@" not in value else value
+        value = _value(ad, attr, context)
+        if isinstance(value, str) and value:
+            return f"{value}@{domain}" if domain and "@" not in value else value
     return ""
 
 
-def priority_prefix(ad: ClassAd) -> Prefix:
+def priority_prefix(ad: ClassAd, context: EvalContext) -> Prefix:
     """The job-priority part of the key (negated, so that higher comes first)."""
-    p1, p2, prio, q1, q2 = (_int(ad, a) for a in PRIO_ATTRS)
+    p1, p2, prio, q1, q2 = (_int(ad, a, context) for a in PRIO_ATTRS)
     return (-p1, -p2, -prio, -q1, -q2)
 
 
-def priority_key(ad: ClassAd, job_id: JobId) -> Key:
-    return (*priority_prefix(ad), job_id[0], job_id[1])
+def priority_key(ad: ClassAd, job_id: JobId, context: EvalContext) -> Key:
+    return (*priority_prefix(ad, context), job_id[0], job_id[1])
 
 
 class PriorityIndex:

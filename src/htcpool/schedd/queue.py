@@ -20,7 +20,11 @@ Rules of this module (the state table itself is in ``states``):
 * ``handle_timer`` (cron schedules, missed deferrals, the job's periodic policy
   expressions, each decision applied through the ``_POLICY`` table) is due every
   ``SCHEDD_INTERVAL``, at most ``PERIODIC_INTERVAL_CAP`` seconds apart;
-  ``next_deadline`` says when.
+  ``next_deadline`` says when. A job whose expressions cannot be evaluated at all
+  (a ``ClassAdError``) is passed over, with a line in ``warnings``, and the timer goes
+  on with the other jobs.
+* Job expressions are evaluated in ``context(now)``: the clock reads the entry
+  point's ``now``.
 * Removed jobs and completed jobs (unless ``LeaveJobInQueue``) leave the queue
   at once and are appended to the history.
 """
@@ -29,7 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
-from htcpool.classad import ClassAd, EvalContext, as_int, fixed_clock
+from htcpool.classad import ClassAd, ClassAdError, EvalContext, as_int, fixed_clock
 from htcpool.deferral import HOLD_MISSED_DEFERRAL, MISSED_DEFERRAL_REASON, missed
 from htcpool.schedd import eventlog as ev
 from htcpool.schedd.admission import admit
@@ -60,12 +64,16 @@ class JobQueue:
         self.next_cluster = next_cluster
         self.index = PriorityIndex()
         self.events: list[ev.LogEvent] = []
+        #: what the schedd should log (transform errors, jobs whose periodic expressions could
+        #: not be evaluated); the core hands them to the driver (``Schedd.take_warnings``)
         self.warnings: list[str] = []
         #: when ``handle_timer`` is next due; None until it first runs (due at once)
         self.periodic_due: float | None = None
 
     # -- helpers
     def context(self, now: float) -> EvalContext:
+        """What the queue's evaluations of job expressions see: the clock at ``now``, the map
+        files and the local zone. Each entry point makes one and hands it down."""
         return EvalContext(clock=fixed_clock(now), user_maps=self.settings.user_maps,
                            local_zone=self.settings.local_zone)
 
@@ -88,21 +96,23 @@ class JobQueue:
     def _event(self, code: int, job_id: JobId, now: float, **kw: object) -> None:
         self.events.append(ev.LogEvent(code, job_id[0], job_id[1], now, **kw))  # type: ignore[arg-type]
 
-    def save(self, job_id: JobId) -> None:
+    def save(self, job_id: JobId, now: float) -> None:
         """Write a job whose ad the caller changed in place (an attribute from a startd's report)."""
-        self._save(job_id, self.job(job_id))
+        self._save(job_id, self.job(job_id), self.context(now))
 
-    def _save(self, job_id: JobId, ad: ClassAd) -> None:
+    def _save(self, job_id: JobId, ad: ClassAd, ctx: EvalContext) -> None:
         self.store.save_job(job_id, ad)
-        if JobStatus(ad.evaluate("JobStatus")) == JobStatus.IDLE:
-            self.index.add(submitter_of(ad, self.settings.accounting_domain), priority_key(ad, job_id))
+        if JobStatus(ad.evaluate("JobStatus", ctx)) == JobStatus.IDLE:
+            domain = self.settings.accounting_domain
+            self.index.add(submitter_of(ad, domain, ctx), priority_key(ad, job_id, ctx))
         else:
             self.index.discard(job_id)
 
-    def _transition(self, job_id: JobId, event: JobEvent, now: float) -> ClassAd:
+    def _transition(self, job_id: JobId, event: JobEvent, ctx: EvalContext, now: float) -> ClassAd:
         ad = self.job(job_id)
-        new = next_status(JobStatus(ad.evaluate("JobStatus")), event)
-        ad["LastJobStatus"] = int(ad.evaluate("JobStatus"))
+        status = JobStatus(ad.evaluate("JobStatus", ctx))
+        new = next_status(status, event)
+        ad["LastJobStatus"] = int(status)
         ad["JobStatus"] = int(new)
         ad["EnteredCurrentStatus"] = int(now)
         return ad
@@ -113,20 +123,24 @@ class JobQueue:
         self.store.delete_job(job_id)
         self.store.append_history(ad)
 
-    def restore(self, jobs: dict[JobId, ClassAd]) -> None:
-        """Take back the jobs a store kept (a restarted schedd): queued and indexed, nothing written."""
+    def restore(self, jobs: dict[JobId, ClassAd], now: float) -> None:
+        """Take back the jobs a store kept (a restarted schedd, at ``now``): queued and indexed,
+        nothing written."""
+        ctx = self.context(now)
+        domain = self.settings.accounting_domain
         for job_id, ad in jobs.items():
             self.jobs[job_id] = ad
-            if JobStatus(ad.evaluate("JobStatus")) == JobStatus.IDLE:
-                self.index.add(submitter_of(ad, self.settings.accounting_domain), priority_key(ad, job_id))
+            if JobStatus(ad.evaluate("JobStatus", ctx)) == JobStatus.IDLE:
+                self.index.add(submitter_of(ad, domain, ctx), priority_key(ad, job_id, ctx))
 
     # -- submission
     def submit(self, owner: str, jobs: list[ClassAd], now: float) -> tuple[int, list[str]]:
         """Queue a cluster; returns (cluster id, warnings). Raises SubmitRejected."""
         cluster = self.next_cluster
+        ctx = self.context(now)
         admitted = admit(jobs, cluster, owner, now, transforms=self.settings.transforms,
                          requirements=self.settings.submit_requirements, schedd_ad=self.schedd_ad,
-                         context=self.context(now), accounting_domain=self.settings.accounting_domain)
+                         context=ctx, accounting_domain=self.settings.accounting_domain)
         self.warnings.extend(admitted.transform_errors)
         warnings = admitted.warnings
         self.next_cluster += 1
@@ -140,12 +154,12 @@ class JobQueue:
             self.jobs[job_id] = ad
             exprs = ad._exprs
             if any(name in exprs for name in _CRON_KEYS):
-                self._schedule_cron(job_id, ad, now)
-                self._save(job_id, ad)
+                self._schedule_cron(job_id, ad, ctx, now)
+                self._save(job_id, ad, ctx)
             else:
                 save(job_id, ad)
                 status = exprs.get("jobstatus")
-                if status is not None and ad._evaluate_node(status, None) == JobStatus.IDLE:
+                if status is not None and ad._evaluate_node(status, None, ctx) == JobStatus.IDLE:
                     add(submitter, key)
             events.append(ev.LogEvent(ev.SUBMIT, cluster, proc, now, host=host, warnings=shown))
         return cluster, warnings
@@ -155,40 +169,43 @@ class JobQueue:
              code: int = HOLD_USER, subcode: int = 0) -> None:
         ad = self.job(job_id)
         self.authorize(ad, user)
-        was = JobStatus(ad.evaluate("JobStatus"))
-        self._transition(job_id, JobEvent.HOLD, now)
+        ctx = self.context(now)
+        was = JobStatus(ad.evaluate("JobStatus", ctx))
+        self._transition(job_id, JobEvent.HOLD, ctx, now)
         if was in ACTIVE:
-            self._end_run(ad, now, committed=False)
+            self._end_run(ad, ctx, now, committed=False)
         reason = reason or f"via condor_hold (by user {user or 'condor'})"
         ad["HoldReason"] = reason
         ad["HoldReasonCode"] = code
         ad["HoldReasonSubCode"] = subcode
-        ad["NumHolds"] = as_int(ad.evaluate("NumHolds")) + 1
+        ad["NumHolds"] = as_int(ad.evaluate("NumHolds", ctx)) + 1
         if code != HOLD_USER:
-            ad["NumSystemHolds"] = as_int(ad.evaluate("NumSystemHolds")) + 1
-        self._save(job_id, ad)
+            ad["NumSystemHolds"] = as_int(ad.evaluate("NumSystemHolds", ctx)) + 1
+        self._save(job_id, ad, ctx)
         self._event(ev.HELD, job_id, now, reason=reason, hold_code=code, hold_subcode=subcode)
 
     def release(self, job_id: JobId, user: str | None, now: float, reason: str = "") -> None:
         ad = self.job(job_id)
         self.authorize(ad, user)
-        self._transition(job_id, JobEvent.RELEASE, now)
-        ad["LastHoldReason"] = ad.evaluate("HoldReason") if "HoldReason" in ad else ""
+        ctx = self.context(now)
+        self._transition(job_id, JobEvent.RELEASE, ctx, now)
+        ad["LastHoldReason"] = ad.evaluate("HoldReason", ctx) if "HoldReason" in ad else ""
         for attr in ("HoldReason", "HoldReasonCode", "HoldReasonSubCode"):
             if attr in ad:
                 del ad[attr]
-        ad["NumJobReleases"] = as_int(ad.evaluate("NumJobReleases")) + 1
-        self._schedule_cron(job_id, ad, now)
-        self._save(job_id, ad)
+        ad["NumJobReleases"] = as_int(ad.evaluate("NumJobReleases", ctx)) + 1
+        self._schedule_cron(job_id, ad, ctx, now)
+        self._save(job_id, ad, ctx)
         self._event(ev.RELEASED, job_id, now, reason=reason or f"via condor_release (by user {user or 'condor'})")
 
     def remove(self, job_id: JobId, user: str | None, now: float, reason: str = "") -> None:
         ad = self.job(job_id)
         self.authorize(ad, user)
-        was = JobStatus(ad.evaluate("JobStatus"))
-        self._transition(job_id, JobEvent.REMOVE, now)
+        ctx = self.context(now)
+        was = JobStatus(ad.evaluate("JobStatus", ctx))
+        self._transition(job_id, JobEvent.REMOVE, ctx, now)
         if was in ACTIVE:
-            self._end_run(ad, now, committed=False)
+            self._end_run(ad, ctx, now, committed=False)
         ad["RemoveReason"] = reason or f"via condor_rm (by user {user or 'condor'})"
         self._event(ev.ABORTED, job_id, now, reason=str(ad["RemoveReason"]))
         self._leave(job_id)
@@ -198,63 +215,67 @@ class JobQueue:
         ad = self.job(job_id)
         self.authorize(ad, user)
         ad["JobPrio"] = int(prio)
-        self._save(job_id, ad)
+        self._save(job_id, ad, self.context(now))
 
     def vacate(self, job_id: JobId, user: str | None, now: float, reason: str = "") -> None:
         """condor_vacate_job (or preemption): the run ends without finishing, back to Idle."""
         ad = self.job(job_id)
         self.authorize(ad, user)
-        self._transition(job_id, JobEvent.EVICT, now)
-        self._end_run(ad, now, committed=False)
-        self._schedule_cron(job_id, ad, now)
-        self._save(job_id, ad)
+        ctx = self.context(now)
+        self._transition(job_id, JobEvent.EVICT, ctx, now)
+        self._end_run(ad, ctx, now, committed=False)
+        self._schedule_cron(job_id, ad, ctx, now)
+        self._save(job_id, ad, ctx)
         self._event(ev.EVICTED, job_id, now, reason=reason)
 
     # -- the execution side
     def start(self, job_id: JobId, now: float, host: str = "", slot_name: str = "") -> None:
-        ad = self._transition(job_id, JobEvent.START, now)
+        ctx = self.context(now)
+        ad = self._transition(job_id, JobEvent.START, ctx, now)
         if "JobStartDate" not in ad:
             ad["JobStartDate"] = int(now)
         ad["JobCurrentStartDate"] = int(now)
-        ad["NumJobStarts"] = as_int(ad.evaluate("NumJobStarts")) + 1
-        ad["JobRunCount"] = as_int(ad.evaluate("JobRunCount")) + 1
+        ad["NumJobStarts"] = as_int(ad.evaluate("NumJobStarts", ctx)) + 1
+        ad["JobRunCount"] = as_int(ad.evaluate("JobRunCount", ctx)) + 1
         ad["RemoteHost"] = slot_name or host
         ad["CurrentHosts"] = 1
-        self._save(job_id, ad)
+        self._save(job_id, ad, ctx)
         self._event(ev.EXECUTE, job_id, now, host=host, slot_name=slot_name)
 
     def suspend(self, job_id: JobId, now: float, processes: int = 1) -> None:
         """The execute point stopped the job (``processes``: how many of its processes)."""
-        ad = self._transition(job_id, JobEvent.SUSPEND, now)
+        ctx = self.context(now)
+        ad = self._transition(job_id, JobEvent.SUSPEND, ctx, now)
         ad["LastSuspensionTime"] = int(now)
-        ad["TotalSuspensions"] = as_int(ad.evaluate("TotalSuspensions")) + 1
-        self._save(job_id, ad)
+        ad["TotalSuspensions"] = as_int(ad.evaluate("TotalSuspensions", ctx)) + 1
+        self._save(job_id, ad, ctx)
         self._event(ev.SUSPENDED, job_id, now, processes=processes)
 
     def unsuspend(self, job_id: JobId, now: float) -> None:
-        ad = self._transition(job_id, JobEvent.UNSUSPEND, now)
-        self._close_suspension(ad, now)
-        self._save(job_id, ad)
+        ctx = self.context(now)
+        ad = self._transition(job_id, JobEvent.UNSUSPEND, ctx, now)
+        self._close_suspension(ad, ctx, now)
+        self._save(job_id, ad, ctx)
         self._event(ev.UNSUSPENDED, job_id, now)
 
-    def _close_suspension(self, ad: ClassAd, now: float) -> None:
-        since = as_int(ad.evaluate("LastSuspensionTime"))
+    def _close_suspension(self, ad: ClassAd, ctx: EvalContext, now: float) -> None:
+        since = as_int(ad.evaluate("LastSuspensionTime", ctx))
         if since:
-            ad["CumulativeSuspensionTime"] = as_int(ad.evaluate("CumulativeSuspensionTime")) + int(now) - since
+            ad["CumulativeSuspensionTime"] = as_int(ad.evaluate("CumulativeSuspensionTime", ctx)) + int(now) - since
             ad["LastSuspensionTime"] = 0
 
-    def _end_run(self, ad: ClassAd, now: float, committed: bool) -> None:
-        self._close_suspension(ad, now)
-        started = as_int(ad.evaluate("JobCurrentStartDate"))
+    def _end_run(self, ad: ClassAd, ctx: EvalContext, now: float, committed: bool) -> None:
+        self._close_suspension(ad, ctx, now)
+        started = as_int(ad.evaluate("JobCurrentStartDate", ctx))
         wall = max(0, int(now) - started) if started else 0
-        previous = ad.evaluate("RemoteWallClockTime")
+        previous = ad.evaluate("RemoteWallClockTime", ctx)
         if type(previous) not in (int, float):
             previous = 0.0  # absent, undefined or not a number: no earlier runs counted
         ad["RemoteWallClockTime"] = float(previous) + wall
-        ad["CumulativeSlotTime"] = as_int(ad.evaluate("CumulativeSlotTime")) + wall
+        ad["CumulativeSlotTime"] = as_int(ad.evaluate("CumulativeSlotTime", ctx)) + wall
         if committed:
-            ad["CommittedTime"] = as_int(ad.evaluate("CommittedTime")) + wall
-            ad["CommittedSlotTime"] = as_int(ad.evaluate("CommittedSlotTime")) + wall
+            ad["CommittedTime"] = as_int(ad.evaluate("CommittedTime", ctx)) + wall
+            ad["CommittedSlotTime"] = as_int(ad.evaluate("CommittedSlotTime", ctx)) + wall
         if "JobCurrentStartDate" in ad:
             del ad["JobCurrentStartDate"]
         ad["CurrentHosts"] = 0
@@ -263,18 +284,20 @@ class JobQueue:
                exit_signal: int | None = None) -> PolicyAction:
         """The job exited: OnExitHold / OnExitRemove decide hold, requeue or completion."""
         ad = self.job(job_id)
-        if JobStatus(ad.evaluate("JobStatus")) not in ACTIVE:
-            next_status(JobStatus(ad.evaluate("JobStatus")), JobEvent.COMPLETE)
+        ctx = self.context(now)
+        status = JobStatus(ad.evaluate("JobStatus", ctx))
+        if status not in ACTIVE:
+            next_status(status, JobEvent.COMPLETE)
         ad["ExitBySignal"] = exit_signal is not None
         if exit_signal is None:
             ad["ExitCode"] = int(exit_code or 0)
         else:
             ad["ExitSignal"] = exit_signal
-        ad["NumJobCompletions"] = as_int(ad.evaluate("NumJobCompletions")) + 1
+        ad["NumJobCompletions"] = as_int(ad.evaluate("NumJobCompletions", ctx)) + 1
         ad["CompletionDate"] = int(now)
-        self._end_run(ad, now, committed=True)
+        self._end_run(ad, ctx, now, committed=True)
         self._event(ev.TERMINATED, job_id, now, return_value=exit_code, signal=exit_signal)
-        action = exit_action(ad, now, self.context(now))
+        action = exit_action(ad, now, ctx)
         _POLICY[action.kind](self, job_id, action, now)
         return action
 
@@ -292,14 +315,16 @@ class JobQueue:
         self.vacate(job_id, None, now, action.reason)
 
     def _policy_requeue(self, job_id: JobId, action: PolicyAction, now: float) -> None:
-        ad = self._transition(job_id, JobEvent.REQUEUE, now)
-        self._schedule_cron(job_id, ad, now, force=True)
-        self._save(job_id, ad)
+        ctx = self.context(now)
+        ad = self._transition(job_id, JobEvent.REQUEUE, ctx, now)
+        self._schedule_cron(job_id, ad, ctx, now, force=True)
+        self._save(job_id, ad, ctx)
 
     def _policy_complete(self, job_id: JobId, action: PolicyAction, now: float) -> None:
-        ad = self._transition(job_id, JobEvent.COMPLETE, now)
-        if ad.evaluate("LeaveJobInQueue", self.context(now)) is True:
-            self._save(job_id, ad)
+        ctx = self.context(now)
+        ad = self._transition(job_id, JobEvent.COMPLETE, ctx, now)
+        if ad.evaluate("LeaveJobInQueue", ctx) is True:
+            self._save(job_id, ad, ctx)
         else:
             self._leave(job_id)
 
@@ -317,14 +342,15 @@ class JobQueue:
     def submitters(self) -> list[str]:
         return self.index.submitters()
 
-    def _schedule_cron(self, job_id: JobId, ad: ClassAd, now: float, force: bool = False) -> None:
-        if JobStatus(ad.evaluate("JobStatus")) != JobStatus.IDLE:
+    def _schedule_cron(self, job_id: JobId, ad: ClassAd, ctx: EvalContext, now: float,
+                       force: bool = False) -> None:
+        if JobStatus(ad.evaluate("JobStatus", ctx)) != JobStatus.IDLE:
             return
-        fields = {name: str(ad.evaluate(name)) for name, _, _ in CRON_FIELDS if name in ad}
+        fields = {name: str(ad.evaluate(name, ctx)) for name, _, _ in CRON_FIELDS if name in ad}
         if not fields:
             return
-        current = ad.evaluate("DeferralTime")
-        window = as_int(ad.evaluate("DeferralWindow"))
+        current = ad.evaluate("DeferralTime", ctx)
+        window = as_int(ad.evaluate("DeferralWindow", ctx))
         if not force and isinstance(current, int) and now <= current + window:
             return
         try:
@@ -338,18 +364,25 @@ class JobQueue:
         Runs whenever it is called; ``next_deadline`` says when it is next due."""
         ctx = self.context(now)
         for job_id, ad in list(self.jobs.items()):
-            status = JobStatus(ad.evaluate("JobStatus"))
-            if status == JobStatus.IDLE and "DeferralTime" in ad:
-                if any(name in ad for name, _, _ in CRON_FIELDS):
-                    self._schedule_cron(job_id, ad, now)
-                    self._save(job_id, ad)
-                elif missed(ad, now):
-                    self.hold(job_id, None, now, MISSED_DEFERRAL_REASON, HOLD_MISSED_DEFERRAL)
-                    continue
-            action = periodic_action(ad, now, ctx, self.settings.system_max_releases)
-            if action is not None:
-                _POLICY[action.kind](self, job_id, action, now)
+            try:
+                self._periodic(job_id, ad, ctx, now)
+            except ClassAdError as e:  # this job's expressions cannot be evaluated: the others go on
+                self.warnings.append(f"job {job_id[0]}.{job_id[1]}: periodic evaluation failed: {e}")
         self.periodic_due = now + min(self.settings.schedd_interval, PERIODIC_INTERVAL_CAP)
+
+    def _periodic(self, job_id: JobId, ad: ClassAd, ctx: EvalContext, now: float) -> None:
+        """One job's share of ``handle_timer``."""
+        status = JobStatus(ad.evaluate("JobStatus", ctx))
+        if status == JobStatus.IDLE and "DeferralTime" in ad:
+            if any(name in ad for name, _, _ in CRON_FIELDS):
+                self._schedule_cron(job_id, ad, ctx, now)
+                self._save(job_id, ad, ctx)
+            elif missed(ad, now):
+                self.hold(job_id, None, now, MISSED_DEFERRAL_REASON, HOLD_MISSED_DEFERRAL)
+                return
+        action = periodic_action(ad, now, ctx, self.settings.system_max_releases)
+        if action is not None:
+            _POLICY[action.kind](self, job_id, action, now)
 
     def next_deadline(self, now: float) -> float:
         """When ``handle_timer`` is next due: at once before its first run."""

@@ -70,8 +70,9 @@ class Reconnection:
 
 def begin(schedd: Schedd, now: float) -> None:
     """Ask the startd of every active job about its claim; requeue jobs without one."""
+    ctx = schedd.queue.context(now)
     for job_id, ad in list(schedd.queue.jobs.items()):
-        if JobStatus(ad.evaluate("JobStatus")) not in ACTIVE:
+        if JobStatus(ad.evaluate("JobStatus", ctx)) not in ACTIVE:
             continue
         claim_id, address = ad.get("ClaimId"), ad.get("StartdAddress")
         if not isinstance(claim_id, str) or not isinstance(address, str):

@@ -84,7 +84,7 @@ def on_activate_reply(schedd: Schedd, reply: ActivateReply, now: float) -> Ok:
         ad["ClaimId"] = reply.claim_id
         ad["StartdAddress"] = schedd.startd_addresses.get(reply.claim_id, "")
         ad["LastJobLeaseRenewal"] = int(now)
-        schedd.queue.save(job_id)
+        schedd.queue.save(job_id, now)
     return Ok()
 
 
@@ -122,7 +122,7 @@ def _provisioned(schedd: Schedd, job_id: JobId, u: JobUpdate, now: float) -> Non
     ad = schedd.queue.jobs[job_id]
     for attr, value in u.resources.items():
         ad[attr] = value
-    schedd.queue.save(job_id)
+    schedd.queue.save(job_id, now)
 
 
 def _suspended(schedd: Schedd, job_id: JobId, u: JobUpdate, now: float) -> None:
@@ -137,7 +137,7 @@ def _continued(schedd: Schedd, job_id: JobId, u: JobUpdate, now: float) -> None:
 
 def _usage(schedd: Schedd, job_id: JobId, u: JobUpdate, now: float) -> None:
     record_usage(schedd.queue.jobs[job_id], u)
-    schedd.queue.save(job_id)
+    schedd.queue.save(job_id, now)
     size = int(u.image_size_kb or 0)
     if size > schedd.image_sizes.get(job_id, 0):
         schedd.image_sizes[job_id] = size

@@ -1,10 +1,10 @@
 """Backfill: the machine's one backfill client (HTCondor's BOINC manager) and its slots.
 
-As in HTCondor (``BOINC_BackfillMgr``, seed "Backfill State"), a machine runs at most one
-backfill client, however many slots are in Backfill. The client is started under the
-name of the first slot that enters Backfill/Idle (``StartBackfillClient(slot)``); the
-driver reports it running or gone with that same slot name
-(``BackfillClientStarted``/``BackfillClientExited``). Rules:
+As in HTCondor (``BOINC_BackfillMgr``; the Backfill state in the HTCondor manual's "Machine States",
+"Policy Configuration for Execution Points"), a machine runs at most one backfill client, however
+many slots are in Backfill. The client is started under the name of the first slot that enters
+Backfill/Idle (``StartBackfillClient(slot)``); the driver reports it running or gone with that same
+slot name (``BackfillClientStarted``/``BackfillClientExited``). Rules:
 
 * entering Backfill/Idle: with a pending destination, go there (30-32); with the client
   running, join it at once - Backfill/Busy (26); with no client, ask for one (unless one

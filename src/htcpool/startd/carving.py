@@ -162,7 +162,7 @@ def _share(startd: Startd, pslot: Slot, request: ClassAd) -> Resources | str:
             text = None if constraint is None else (f'"{constraint}"' if isinstance(constraint, str)
                                                     else repr(constraint))
             chosen = [d for d in left.ids[name]
-                      if satisfies(text, d, startd.inventory.properties.get(d), request)][:want]
+                      if satisfies(text, d, startd.inventory.properties.get(d), startd.ctx, request)][:want]
             if len(chosen) < want:
                 return f"no {name} satisfies Require{name}"
             take.ids[name] = chosen

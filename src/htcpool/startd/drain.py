@@ -85,6 +85,9 @@ class DrainTotals:
     last_start: float | None = None
     last_stop: float | None = None
     requests: int = 0
+    #: ``retirement.expected_draining``'s last answer and the time it was for
+    expected_at: float | None = None
+    expected: dict[str, int] = field(default_factory=dict)
 
 
 def start_drain(startd: Startd, msg: Drain, now: float) -> DrainReply:
@@ -141,6 +144,7 @@ def check_drain(startd: Startd, now: float) -> None:
     d.start_expr = None
     d.mjrt_override = 0.0
     for slot in list(startd.slots):
+        startd.mark_changed(slot)  # START is false from now on: every slot advertises it at once
         if startd.is_live(slot):
             retirement.retire_claim(startd, slot, now, reversible=True, reason="draining completed")
 

@@ -233,6 +233,7 @@ def _drain_attrs(startd: Startd, slot: Slot, now: float) -> None:
         ad["LastDrainStopTime"] = int(totals.last_stop)
     ad["TotalMachineDrainingBadput"] = int(totals.badput)
     ad["TotalMachineDrainingUnclaimedTime"] = int(totals.unclaimed_time)
+    ad.update(retirement.expected_draining(startd, now))
 
 
 def clear_claim_attrs(slot: Slot) -> None:
@@ -254,6 +255,7 @@ def account_unclaimed(startd: Startd, slot: Slot, now: float) -> None:
 
 
 def publish_all(startd: Startd, now: float) -> None:
+    startd.drain_totals.expected_at = None  # the draining estimates are recomputed once per publication
     for slot in startd.slots:
         account_unclaimed(startd, slot, now)
     for slot in startd.slots:

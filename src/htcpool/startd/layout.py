@@ -6,7 +6,7 @@ a bare fraction or percentage (``1/4``, ``25%``), ``auto``/``min``, a list of
 resource-name aliases by prefix (``c``, ``cpu``, ``r``, ``m``, ``mem``, ``ram``,
 ``d``, ``s``, ``v``, ``virt`` …), units (``4G``), and for custom resources a
 ``: constraint`` choosing which instances (a device index, an id string, or an
-expression over each device's property ad).
+expression over each device's property ad, evaluated at the startd's start).
 
 ``build_layout`` turns the slot types into slots, exactly in HTCondor's order: type
 by type, fixed amounts first, then ``auto`` shares divide what is left. A layout
@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from htcpool.classad import ClassAd, ExprTree
+from htcpool.classad import ClassAd, ClassAdError, EvalContext, ExprTree
 from htcpool.classad.values import ERROR, UNDEFINED
 from htcpool.startd.errors import LayoutError
 from htcpool.startd.settings import SlotTypeSettings, StartdSettings
@@ -194,28 +194,30 @@ def parse_slot_type(text: str, custom: list[str], where: str = "SLOT_TYPE") -> t
     return shares, default
 
 
-def _constraint_ok(constraint: str, index: int, dev: str, props: ClassAd | None) -> bool:
+def _constraint_ok(constraint: str, index: int, dev: str, props: ClassAd | None,
+                   context: EvalContext) -> bool:
     c = constraint.strip()
     if c.isdigit():
         return index == int(c)
     expr = ExprTree(c)
-    value = expr.evaluate(ClassAd())
+    value = expr.evaluate(ClassAd(), None, context)
     if isinstance(value, str):
         return value == dev
     if props is None:
         return False
-    v = expr.evaluate(props)
+    v = expr.evaluate(props, None, context)
     return v is True
 
 
 def _take_ids(free: list[str], count: int, constraint: str | None, inv: Inventory, name: str,
-              where: str) -> list[str]:
+              where: str, context: EvalContext) -> list[str]:
     all_ids = list(inv.ids.get(name, ()))
     chosen: list[str] = []
     for dev in list(free):
         if len(chosen) >= count:
             break
-        if constraint is None or _constraint_ok(constraint, all_ids.index(dev), dev, inv.properties.get(dev)):
+        if constraint is None or _constraint_ok(constraint, all_ids.index(dev), dev, inv.properties.get(dev),
+                                                context):
             chosen.append(dev)
     if len(chosen) < count:
         raise LayoutError(f"{where}: only {len(chosen)} of {count} {name} satisfy "
@@ -234,8 +236,10 @@ def _types(settings: StartdSettings) -> list[tuple[SlotTypeSettings, int]]:
     return [(SlotTypeSettings(0, "auto", n, part), n)]
 
 
-def build_layout(settings: StartdSettings, disk: int, inventory: Inventory) -> list[SlotSpec]:
-    """Divide the machine among the configured slots (``disk`` in KiB)."""
+def build_layout(settings: StartdSettings, disk: int, inventory: Inventory,
+                 context: EvalContext) -> list[SlotSpec]:
+    """Divide the machine among the configured slots (``disk`` in KiB); device constraints are
+    evaluated in ``context`` (the startd's, at its start)."""
     custom = inventory.names()
     totals: dict[str, float] = {"cpus": float(settings.num_cpus), "memory": float(settings.memory),
                                 "disk": float(disk), "swap": float(settings.swap)}
@@ -310,7 +314,7 @@ def build_layout(settings: StartdSettings, disk: int, inventory: Inventory) -> l
                 wanted = shares.get(name)
                 constraint = wanted.constraint if wanted is not None else None
                 res.ids[name] = _take_ids(free_ids[name], n, constraint, inventory, name,
-                                          f"SLOT_TYPE_{stype.number}")
+                                          f"SLOT_TYPE_{stype.number}", context)
         specs.append(SlotSpec(slot_id, stype.number, stype.partitionable, res))
     return specs
 
@@ -320,9 +324,14 @@ def _show(key: str, amount: float) -> str:
     return f"{amount:g}{unit}"
 
 
-def satisfies(constraint: str | None, dev: str, props: ClassAd | None, request: ClassAd | None = None) -> bool:
-    """Whether device ``dev`` satisfies a job's ``Require<Res>`` constraint."""
+def satisfies(constraint: str | None, dev: str, props: ClassAd | None, context: EvalContext,
+              request: ClassAd | None = None) -> bool:
+    """Whether device ``dev`` satisfies a job's ``Require<Res>`` constraint, evaluated in ``context``
+    (one that cannot be evaluated at all is not satisfied)."""
     if constraint is None:
         return True
-    v = ExprTree(constraint).evaluate(props or ClassAd(), request)
+    try:
+        v = ExprTree(constraint).evaluate(props or ClassAd(), request, context)
+    except ClassAdError:
+        return False
     return v is True or (v is not UNDEFINED and v is not ERROR and isinstance(v, str) and v == dev)

@@ -105,7 +105,7 @@ class Startd:
         self.backfill_client: str | None = None
         self.backfill_running = False
         self._compile_policies()
-        specs = build_layout(settings, self.disk_total, self.inventory)
+        specs = build_layout(settings, self.disk_total, self.inventory, self._ctx)
         self.totals = machine_totals(settings, self.inventory, self.disk_total, len(specs))
         for spec in specs:
             self._create_slot(spec, now)

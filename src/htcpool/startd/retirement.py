@@ -177,3 +177,39 @@ def charge_badput(startd: Startd, slot: Slot, now: float) -> None:
     """Add the job's run time (cpu-seconds) to the drain badput when a drain preempts it."""
     if startd.draining is not None and slot.claim.job is not None:
         startd.drain_totals.badput += slot.resources.cpus * slot.claim.job_run_time(now)
+
+
+# ---------------------------------------------------------------------- draining estimates
+#: an estimate beyond this many seconds (an infinite retirement) is published as this
+_LONGEST_ESTIMATE = 10.0 ** 9
+
+
+def expected_draining(startd: Startd, now: float) -> dict[str, int]:
+    """What draining the machine now would cost, for condor_defrag's DEFRAG_RANK and its drain's
+    check expression (HTCondor's manual, "Machine ClassAd Attributes", ExpectedMachine*Draining*):
+    a graceful drain ends when the longest retirement plus its vacate time is over, a quick one
+    after the longest vacate time; badput is each job's cores × (its run time so far + the time
+    it would still get: the longer of retirement left and vacate time when graceful, the vacate
+    time when quick). Cached per ``now`` on the drain totals, since every slot publishes it."""
+    totals = startd.drain_totals
+    if totals.expected_at == now:
+        return totals.expected
+    graceful_end = quick_end = graceful_badput = quick_badput = 0.0
+    for slot in startd.slots:
+        claim = slot.claim
+        if slot.state not in (S.CLAIMED, S.PREEMPTING) or claim.job is None or claim.job_start is None:
+            continue
+        left = min(retirement_left(startd, slot, now), _LONGEST_ESTIMATE)
+        vacate = min(max_vacate_time(claim, claim.pledged_vacate_time, left, startd.ctx, slot.ad), _LONGEST_ESTIMATE)
+        run, cpus = claim.job_run_time(now), slot.resources.cpus
+        graceful_end, quick_end = max(graceful_end, left + vacate), max(quick_end, vacate)
+        graceful_badput += cpus * (run + max(left, vacate))
+        quick_badput += cpus * (run + vacate)
+    totals.expected_at = now
+    totals.expected = {
+        "ExpectedMachineGracefulDrainingCompletion": int(now + graceful_end),
+        "ExpectedMachineQuickDrainingCompletion": int(now + quick_end),
+        "ExpectedMachineGracefulDrainingBadput": int(graceful_badput),
+        "ExpectedMachineQuickDrainingBadput": int(quick_badput),
+    }
+    return totals.expected

@@ -9,8 +9,10 @@ Modules:
 
 * ``queue``, ``batches``: condor_q's tables and totals;
 * ``status``: condor_status's tables and totals;
+* ``history``: condor_history's default table;
 * ``analyze`` (with ``clauses``): ``condor_q -better-analyze``;
-* ``adtext``: ``-long``, ``-json`` and ``-af``, shared by both tools;
+* ``adtext``: ``-long``, ``-json`` and ``-af``, shared by condor_q, condor_status
+  and condor_history;
 * ``actions``: the one-line reports of condor_hold/release/rm/vacate_job,
   condor_prio's errors and condor_submit's report;
 * ``fields``: attribute reads and the date, duration and column helpers.
@@ -31,6 +33,7 @@ from htcpool.cli.formats.actions import (
 from htcpool.cli.formats.adtext import format_autoformat, format_json, format_long
 from htcpool.cli.formats.analyze import format_better_analyze
 from htcpool.cli.formats.fields import format_duration, format_short_date, summarize_address
+from htcpool.cli.formats.history import format_history
 from htcpool.cli.formats.queue import format_queue
 from htcpool.cli.formats.status import format_status, totals_table
 
@@ -44,6 +47,7 @@ __all__ = [
     "format_autoformat",
     "format_better_analyze",
     "format_duration",
+    "format_history",
     "format_job_result",
     "format_json",
     "format_long",

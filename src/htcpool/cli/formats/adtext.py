@@ -1,11 +1,13 @@
 """Whole ads and chosen attributes as text: ``-long``, ``-json`` and ``-af``.
 
-These three forms are shared by condor_q and condor_status.
+These forms are shared by condor_q, condor_status and condor_history (which
+has no ``-json``). Each formatter prints the ads in the order it is given them.
 
 * ``format_long``: each ad in the old ClassAd form, one ``Name = expression``
   line per attribute, attributes sorted by name ignoring case (HTCondor sorts
   the names through a case-insensitive set before printing), and a blank line
-  after every ad.
+  after every ad. ``attributes``, when given, keeps only those names (matched
+  ignoring case), as ``-attributes`` does.
 * ``format_json``: HTCondor's ``-json``: ``[``, then the ads separated by a line
   holding a single ``,``, then ``]``. Each ad is a JSON object in the ClassAd
   JSON encoding (``htcpool.classad.json_form``) with its attributes sorted the
@@ -36,12 +38,14 @@ def sorted_names(ad: ClassAd) -> list[str]:
     return sorted(ad, key=str.lower)
 
 
-def format_long(ads: Iterable[ClassAd]) -> str:
+def format_long(ads: Iterable[ClassAd], attributes: Iterable[str] | None = None) -> str:
     """The ads in ``-long`` form (old ClassAd lines, a blank line after each ad)."""
+    wanted = None if attributes is None else {name.lower() for name in attributes}
     out: list[str] = []
     for ad in ads:
         for name in sorted_names(ad):
-            out.append(f"{name} = {unparse_old(ad.lookup(name).node)}\n")
+            if wanted is None or name.lower() in wanted:
+                out.append(f"{name} = {unparse_old(ad.lookup(name).node)}\n")
         out.append("\n")
     return "".join(out)
 

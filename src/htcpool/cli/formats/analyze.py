@@ -39,7 +39,9 @@ from collections.abc import Sequence
 
 from htcpool.classad import ClassAd, EvalContext, ExprTree, fixed_clock
 from htcpool.classad.errors import ClassAdError
-from htcpool.classad.nodes import AttrRef, Literal, Node
+from htcpool.classad.nodes import Literal, Node
+from htcpool.classad.refs import Scope
+from htcpool.classad.refs import references as refs_of
 from htcpool.classad.unparse import unparse, unparse_old
 from htcpool.cli.formats.clauses import (
     count_matches,
@@ -78,31 +80,28 @@ def references(node: Node, job: ClassAd) -> tuple[dict[str, str], dict[str, str]
 
     ``TARGET.x`` is a slot attribute; ``MY.x`` and names the job defines are job
     attributes, whose own expressions are followed; other bare names are looked
-    for in the slot."""
+    for in the slot. A selection ``base.x`` counts for what its base uses. Built on
+    ``htcpool.classad.refs.references``; the first spelling met wins."""
     mine: dict[str, str] = {}
     theirs: dict[str, str] = {}
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        if not isinstance(n, AttrRef):
-            stack.extend(n.children())
-            continue
-        base = n.base
-        scope = base.key if isinstance(base, AttrRef) and base.base is None else None
-        if scope == "target":
-            theirs.setdefault(n.key, n.name)
-            continue
-        if base is not None and scope != "my":
-            stack.append(base)
-            continue
-        if n.name in job:
-            if n.key not in mine:
-                mine[n.key] = n.name
-                stack.append(job.lookup(n.name).node)
-        elif scope == "my":
-            mine.setdefault(n.key, n.name)
+    pending = [iter(refs_of(node))]
+    while pending:
+        ref = next(pending[-1], None)
+        if ref is None:
+            pending.pop()
+        elif ref.scope is Scope.TARGET:
+            theirs.setdefault(ref.key, ref.name)
+        elif ref.scope is Scope.SELECTED:
+            assert ref.base is not None
+            pending.append(iter(refs_of(ref.base)))
+        elif ref.name in job:
+            if ref.key not in mine:
+                mine[ref.key] = ref.name
+                pending.append(iter(refs_of(job.lookup(ref.name).node)))
+        elif ref.scope is Scope.MY:
+            mine.setdefault(ref.key, ref.name)
         else:
-            theirs.setdefault(n.key, n.name)
+            theirs.setdefault(ref.key, ref.name)
     return mine, theirs
 
 
