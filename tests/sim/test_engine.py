@@ -115,3 +115,20 @@ def test_a_deferred_job_starts_at_its_deferral_time(tmp_path: Path) -> None:
     (job,) = rows(tmp_path / "out" / "jobs.csv")
     assert summary["jobs_completed"] == 1 and float(job["end_s"]) == 510
     assert summary["users"]["submitter"]["cpu_s"] == 10  # it held its slot from activation, ran from 500
+
+
+def test_a_job_longer_than_its_lease_finishes_without_preemption(tmp_path: Path) -> None:
+    """The modelled starter reports usage as the live one does, and every report renews the
+    schedd's claim lease (JobLeaseDuration, 2,400 s by default): a 3,000 s job runs through."""
+    summary = run(tmp_path, STATIC, "1 NUM_CPUS=1 MEMORY=1024\n", [swf_line(1, 0, 3000, user=1)])
+    (job,) = rows(tmp_path / "out" / "jobs.csv")
+    assert summary["jobs_completed"] == 1 and summary["preemptions"] == 0, summary
+    assert float(job["end_s"]) - float(job["start_s"]) == 3000 and job["preemptions"] == "0"
+
+
+def test_fourteen_long_4_core_jobs_finish_without_preemption(tmp_path: Path) -> None:
+    trace = [swf_line(n, 0, 3000, user=1 + n % 2, cpus=4) for n in range(1, 15)]
+    summary = run(tmp_path, STATIC, "2 NUM_CPUS=16 MEMORY=65536\n", trace)
+    assert summary["jobs_completed"] == 14 and summary["preemptions"] == 0, summary
+    assert summary["badput_s"] == 0
+    assert all(r["preemptions"] == "0" for r in rows(tmp_path / "out" / "jobs.csv"))

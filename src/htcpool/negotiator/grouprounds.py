@@ -10,7 +10,9 @@ Rules (the HTCondor manual's "Accounting Groups with Hierarchical Group Quotas";
   ``AccountingGroup``, ``GroupQuota``, ``GroupResourcesAllocated`` and ``GroupResourcesInUse``
   (ascending; ties in ``GROUP_NAMES`` order, a stable choice where HTCondor's sort is not), and spins one pie
   per group within ``max(allocated, quota)``, capped by the room of ancestors that do not accept
-  surplus (``NEGOTIATOR_STRICT_ENFORCE_QUOTA``). The limit is truncated to whole slots only when
+  surplus (``NEGOTIATOR_STRICT_ENFORCE_QUOTA``), recounted from the accountant's live usage
+  before each group. The slot limit grows from the group's usage as the round started (HTCondor's
+  ``group->usage``, refreshed after each round). The limit is truncated to whole slots only when
   slots are unweighted (HTCondor truncates always, a defect not copied).
 * With autoregroup, the root comes last and its pie covers the whole pool, with the submitters of
   autoregroup groups negotiating again, under ``SubmitterNegotiatingGroup = "<none>"``.
