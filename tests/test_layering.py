@@ -139,3 +139,17 @@ def test_runtime_code_uses_only_public_members_of_other_objects() -> None:
                 continue
             problems.append(f"{path.relative_to(SRC)}:{node.lineno} uses {ast.unparse(node)}")
     assert not problems, "private members used from outside:\n" + "\n".join(problems)
+
+
+def test_no_function_is_over_eighty_lines() -> None:
+    """Functions of one step each (STYLE: small functions; the boundary issue split the long ones)."""
+    problems = []
+    for path in sorted(SRC.rglob("*.py")):
+        if path.name == "_param_table.py":  # generated data
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                length = (node.end_lineno or node.lineno) - node.lineno + 1
+                if length > 80:
+                    problems.append(f"{path.relative_to(SRC)}:{node.lineno} {node.name} is {length} lines")
+    assert not problems, "\n".join(problems)

@@ -26,19 +26,18 @@ from collections.abc import Iterable
 from functools import lru_cache
 
 from htcpool.classad import ClassAd, ClassAdError, ClassAdParseError, EvalContext
-from htcpool.classad.nodes import AttrRef, Node, walk
+from htcpool.classad.nodes import Node
 from htcpool.classad.operators import bool_equiv
 from htcpool.classad.parser import parse_expression
+from htcpool.classad.refs import Scope, references
 from htcpool.collector.errors import CollectorQueryError, CollectorUsageError
 
 
 def _mentions_target(node: Node) -> bool:
-    for n in walk(node):
-        if isinstance(n, AttrRef):
-            base = n.base
-            if isinstance(base, AttrRef) and base.key == "target" and base.base is None:
-                return True
-    return False
+    """Whether the constraint reads ``TARGET.x`` anywhere, inside the bases of selections too."""
+    return any(ref.scope is Scope.TARGET
+               or (ref.scope is Scope.SELECTED and ref.base is not None and _mentions_target(ref.base))
+               for ref in references(node))
 
 
 class Constraint:

@@ -38,11 +38,13 @@ from htcpool.classad.nodes import AttrRef, Literal
 from htcpool.negotiator.errors import NegotiatorUsageError
 from htcpool.negotiator.records import LEASED, AccountantSnapshot, AccountantStore, CustomerRecord
 from htcpool.negotiator.settings import ROOT_GROUP, AccountantPolicy
+from htcpool.startd import CLAIMED_LIKE as CLAIMED_LIKE_STATES
 
 MIN_PRIORITY = 0.5  # HTCondor's constant minimum RUP; not configurable
 #: the slot states (``State`` of a slot ad) in which a slot holds a claim: the accountant charges
-#: such a slot to its user, and the cycle considers it only for preemption
-CLAIMED_LIKE = frozenset({"Claimed", "Preempting"})
+#: such a slot to its user, and the cycle considers it only for preemption. The startd core's
+#: one definition, as the names its slot ads carry.
+CLAIMED_LIKE = frozenset(state.value for state in CLAIMED_LIKE_STATES)
 
 
 def remote_user_of(slot: ClassAd, context: EvalContext) -> str | None:

@@ -236,6 +236,32 @@ def _types(settings: StartdSettings) -> list[tuple[SlotTypeSettings, int]]:
     return [(SlotTypeSettings(0, "auto", n, part), n)]
 
 
+def _divide_auto_shares(plan: list[tuple[SlotTypeSettings, dict[str, float | None], dict[str, Share]]],
+                        totals: dict[str, float], avail: dict[str, float], custom: list[str],
+                        fractional_cpus: bool) -> None:
+    """Auto shares divide what the fixed shares left, resource by resource."""
+    for key in totals:
+        autos = [i for i, (_, amounts, _) in enumerate(plan) if amounts[key] is None]
+        if not autos:
+            continue
+        left = avail[key]
+        for k, i in enumerate(autos):
+            remaining_slots = len(autos) - k
+            share_amount: float
+            if key == "cpus":
+                share_amount = left / len(autos)
+                if share_amount < 1.0 and not fractional_cpus:
+                    raise LayoutError(
+                        f"SLOT_TYPE_{plan[i][0].number}: {len(autos)} slots share {left:g} cpus "
+                        f"automatically, less than one cpu each (NUM_SLOTS larger than NUM_CPUS?)")
+            elif key in custom:
+                share_amount = float(math.ceil(left / remaining_slots)) if left >= 1 else 0.0
+                left -= share_amount
+            else:
+                share_amount = float(int(avail[key]) // len(autos))
+            plan[i][1][key] = share_amount
+
+
 def build_layout(settings: StartdSettings, disk: int, inventory: Inventory,
                  context: EvalContext) -> list[SlotSpec]:
     """Divide the machine among the configured slots (``disk`` in KiB); device constraints are
@@ -278,27 +304,7 @@ def build_layout(settings: StartdSettings, disk: int, inventory: Inventory,
                 avail[key] -= amount
                 amounts[key] = amount
             plan.append((stype, amounts, shares))
-    # auto shares divide what remains, resource by resource
-    for key in totals:
-        autos = [i for i, (_, amounts, _) in enumerate(plan) if amounts[key] is None]
-        if not autos:
-            continue
-        left = avail[key]
-        for k, i in enumerate(autos):
-            remaining_slots = len(autos) - k
-            share_amount: float
-            if key == "cpus":
-                share_amount = left / len(autos)
-                if share_amount < 1.0 and not fractional_cpus:
-                    raise LayoutError(
-                        f"SLOT_TYPE_{plan[i][0].number}: {len(autos)} slots share {left:g} cpus "
-                        f"automatically, less than one cpu each (NUM_SLOTS larger than NUM_CPUS?)")
-            elif key in custom:
-                share_amount = float(math.ceil(left / remaining_slots)) if left >= 1 else 0.0
-                left -= share_amount
-            else:
-                share_amount = float(int(avail[key]) // len(autos))
-            plan[i][1][key] = share_amount
+    _divide_auto_shares(plan, totals, avail, custom, fractional_cpus)
     specs: list[SlotSpec] = []
     for slot_id, (stype, amounts, shares) in enumerate(plan, start=1):
         res = Resources(
