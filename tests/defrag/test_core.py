@@ -17,7 +17,7 @@ from htcpool.protocol import AdList, QueryAds, UpdateAd
 from htcpool.protocol.startd import CancelDrain, Drain, DrainCompletion, DrainSpeed
 from tests.defrag.helpers import T0, cancels, core, drains, pslot
 
-SEED_POLICY = ("DEFRAG_INTERVAL = 3600\nDEFRAG_DRAINING_MACHINES_PER_HOUR = 1.0\n"
+MANUAL_POLICY = ("DEFRAG_INTERVAL = 3600\nDEFRAG_DRAINING_MACHINES_PER_HOUR = 1.0\n"
                "DEFRAG_MAX_WHOLE_MACHINES = 20\nDEFRAG_MAX_CONCURRENT_DRAINING = 10\n")
 MINE = "Defrag DEFRAG@cm.test"
 FAST_RATE = "DEFRAG_DRAINING_MACHINES_PER_HOUR = 100\n"  # 16 per 600 s poll
@@ -34,10 +34,10 @@ def _logs(actions: list) -> str:
     return "\n".join(a.text for a in actions if isinstance(a, LogLine))
 
 
-def test_seed_policy_drains_one_machine_per_hour_best_rank_first() -> None:
-    """The seed's example policy: one machine an hour; the poll asks the collector, then drains the
+def test_the_manuals_policy_drains_one_machine_per_hour_best_rank_first() -> None:
+    """The example policy of the manual's "Defragmenting Dynamic Slots": one machine an hour; the poll asks the collector, then drains the
     machine with the highest DEFRAG_RANK gracefully, resuming on completion, START = DEFRAG_DRAINING_START_EXPR."""
-    d = core(SEED_POLICY + "DEFRAG_STATE_FILE = /state/defrag\n")
+    d = core(MANUAL_POLICY + "DEFRAG_STATE_FILE = /state/defrag\n")
     assert d.next_deadline(T0) == T0
     first = d.handle_timer(T0)
     assert isinstance(first[0], UpdateAd) and first[0].ad["MyType"] == "Defrag"
@@ -61,7 +61,7 @@ def test_seed_policy_drains_one_machine_per_hour_best_rank_first() -> None:
 def test_refused_drain_moves_on_to_the_next_candidate() -> None:
     """A startd that refuses (its check expression failed, a drain in progress) counts as a
     DrainFailure and the poll tries the next machine in rank order until one accepts."""
-    d = core(SEED_POLICY)
+    d = core(MANUAL_POLICY)
     assert drains(d.evaluate(T0, _fragmented())) == ["m2"]
     assert drains(d.handle(T0, DrainAnswer("m2", False, "DRAINING_CHECK_EXPR_FAILED"))) == ["m3"]
     assert drains(d.handle(T0, DrainAnswer("m3", True))) == []

@@ -9,7 +9,7 @@ from tests.defrag.helpers import T0, settings
 
 
 def test_rate_splits_into_whole_machines_per_poll_hour_and_day() -> None:
-    """DEFRAG_DRAINING_MACHINES_PER_HOUR: the seed's 1 per hour with a 3600 s interval is 1 per poll;
+    """DEFRAG_DRAINING_MACHINES_PER_HOUR: the manual's example of 1 per hour with a 3600 s interval is 1 per poll;
     1.5 per hour every 600 s is 0 per poll, 1 once an hour and the left half (12) once a day."""
     assert DrainRate.from_settings(1.0, 3600) == DrainRate(1.0, 3600, 1, 0, 0)
     assert DrainRate.from_settings(1.5, 600) == DrainRate(1.5, 600, 0, 1, 12)

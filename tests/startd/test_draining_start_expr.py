@@ -1,4 +1,4 @@
-"""DEFRAG_DRAINING_START_EXPR on the startd (the policy seed's "Defragmenting Dynamic Slots";
+"""DEFRAG_DRAINING_START_EXPR on the startd (HTCondor's manual, "Defragmenting Dynamic Slots";
 HTCondor's manual, "Defrag Daemon Configuration Options"): jobs accepted while draining get no
 retirement of their own; when the last original job ends - it exits, or its retirement runs out -
 the others are evicted with a retirement of 0, their vacate time still honoured; START is then
