@@ -120,7 +120,7 @@ def test_a_deferred_job_starts_at_its_deferral_time(tmp_path: Path) -> None:
 def test_a_job_longer_than_its_lease_finishes_without_preemption(tmp_path: Path) -> None:
     """The modelled starter reports usage as the live one does, and every report renews the
     schedd's claim lease (JobLeaseDuration, 2,400 s by default): a 3,000 s job runs through."""
-    summary = run(tmp_path, STATIC, "1 NUM_CPUS=1 MEMORY=1024\n", [swf_line(1, 0, 3000, user=1)])
+    summary = run(tmp_path, STATIC, "1 NUM_CPUS=1 MEMORY=1024\n", [swf_line(1, 0, 3000, user=1)], until=20_000)
     (job,) = rows(tmp_path / "out" / "jobs.csv")
     assert summary["jobs_completed"] == 1 and summary["preemptions"] == 0, summary
     assert float(job["end_s"]) - float(job["start_s"]) == 3000 and job["preemptions"] == "0"
@@ -128,7 +128,44 @@ def test_a_job_longer_than_its_lease_finishes_without_preemption(tmp_path: Path)
 
 def test_fourteen_long_4_core_jobs_finish_without_preemption(tmp_path: Path) -> None:
     trace = [swf_line(n, 0, 3000, user=1 + n % 2, cpus=4) for n in range(1, 15)]
-    summary = run(tmp_path, STATIC, "2 NUM_CPUS=16 MEMORY=65536\n", trace)
+    summary = run(tmp_path, STATIC, "2 NUM_CPUS=16 MEMORY=65536\n", trace, until=20_000)
     assert summary["jobs_completed"] == 14 and summary["preemptions"] == 0, summary
     assert summary["badput_s"] == 0
     assert all(r["preemptions"] == "0" for r in rows(tmp_path / "out" / "jobs.csv"))
+
+
+def _running_at(out: Path, at: float) -> dict[str, int]:
+    return {r["name"]: int(r["running_jobs"]) for r in rows(out / "usage.csv")
+            if r["kind"] == "user" and float(r["time_s"]) == at}
+
+
+@pytest.mark.parametrize(("layout", "first_cycle", "second_cycle"), [
+    # the default: one partitionable slot; the first submitter's schedd claims its leftovers
+    ("", {"u1": 7}, {"u1": 7}),
+    # one match per partitionable slot and cycle, no leftovers claimed: one job a cycle, by turns
+    ("CLAIM_PARTITIONABLE_LEFTOVERS = False\n", {"u1": 1}, {"u1": 1, "u2": 1}),
+    # seven static slots: the pie is split (7 / 3 each, whole slots)
+    ("SLOT_TYPE_1 = cpus=1\nNUM_SLOTS_TYPE_1 = 7\n", {"u1": 2, "u2": 2, "u3": 2}, {"u1": 3, "u2": 2, "u3": 2}),
+], ids=["partitionable-leftovers", "partitionable-no-leftovers", "static"])
+def test_slot_layout_decides_how_the_first_cycles_split_a_machine(
+        tmp_path: Path, layout: str, first_cycle: dict[str, int], second_cycle: dict[str, int]) -> None:
+    """docs/simulator.md, "Slot layouts and claimed leftovers": as the live pool (and HTCondor) does."""
+    trace = [swf_line(n, 0, 600, user=1 + (n - 1) // 10) for n in range(1, 31)]
+    run(tmp_path, STATIC + layout, "1 NUM_CPUS=7 MEMORY=7168\n", trace, until=130)
+    out = tmp_path / "out"
+    assert (_running_at(out, 60), _running_at(out, 120)) == (first_cycle, second_cycle)
+
+
+def test_jobs_ending_together_free_their_slots_one_at_a_time(tmp_path: Path) -> None:
+    """A live startd's jobs never end at the very same instant: the first freed slot asks for a
+    cycle, which runs at once (the last one was long ago) and sees that slot alone; the slots
+    freed just after wait NEGOTIATOR_MIN_INTERVAL for the next. The simulator settles each job's
+    end, the timers it makes due included, before the next end of the same instant."""
+    config = STATIC + "NEGOTIATOR_MIN_INTERVAL = 1\nCLAIM_WORKLIFE = 0\nSLOT_TYPE_1 = cpus=1\nNUM_SLOTS_TYPE_1 = 4\n"
+    trace = [swf_line(n, 0, 100, user=1) for n in range(1, 9)]
+    run(tmp_path, config, "1 NUM_CPUS=4 MEMORY=4096\n", trace)
+    starts = sorted(float(r["start_s"]) for r in rows(tmp_path / "out" / "jobs.csv"))
+    first_wave, second_wave = starts[:4], starts[4:]
+    assert len(set(first_wave)) == 1, starts
+    ended = first_wave[0] + 100
+    assert second_wave == [ended, ended + 1, ended + 1, ended + 1], starts

@@ -77,14 +77,13 @@ from htcpool.runtime.http import RequestRefused
 from htcpool.runtime.local_names import execute_dir, startd_name, starter_log
 from htcpool.runtime.machine_attrs import machine_attributes
 from htcpool.runtime.sensors import HostSensors, ScriptedSensors, benchmark
-from htcpool.runtime.startd_ads import leftovers, provisioned, slot_update
+from htcpool.runtime.startd_ads import FreedSlots, leftovers, provisioned, slot_update
 from htcpool.runtime.starters import Starters
 from htcpool.startd import (
     CLAIMED_OR_MATCHED,
     ConfigSource,
     Startd,
     StartdUsageError,
-    State,
     settings_from_config,
 )
 
@@ -115,7 +114,7 @@ class StartdService:
         self.starters = Starters(execute, starter_log(daemon.layout, daemon.local_name), self._report,
                                  self._starter_exited, clock=daemon.clock, wrapper=config.get_str("USER_JOB_WRAPPER"))
         self.claim_schedd: dict[str, str] = {}
-        self.last_state: dict[str, str] = {}
+        self.freed = FreedSlots()
         self.backfill = BackfillClients(self._backfill_started, self._backfill_exited)
         self.drain_replies: list[m.DrainReply] = []
         self._schedd_urls: dict[str, tuple[float, str]] = {}
@@ -262,10 +261,7 @@ class StartdService:
 
     def _freed(self, name: str, ad: ClassAd) -> None:
         """A slot that becomes Unclaimed asks the negotiator for a cycle soon (freed resources)."""
-        state = ad.get("State")
-        before = self.last_state.get(name)
-        self.last_state[name] = state if isinstance(state, str) else ""
-        if state == State.UNCLAIMED.value and before not in (None, State.UNCLAIMED.value):
+        if self.freed.freed(name, ad):
             url = self.daemon.address_of("negotiator")
             if url is not None:
                 self.daemon.outbox.post(url, Reschedule(f"{name} is free"))

@@ -11,6 +11,13 @@ The clock moves only when an event is taken: ``now`` is the time of the event be
 Nothing here reads the wall clock or sleeps. Timers of the daemons' cores are kept as one
 armed time per owner (``arm``): re-arming for the same or a later time while an earlier entry
 waits costs nothing, and a stale entry (its owner re-armed since) is dropped when it comes up.
+
+The order within one instant (``Priority``) models a live pool, where nothing happens at quite
+the same time: workload arrivals of an instant are all queued before a core's timer sees them
+(a trace's batch is one submission), but each modelled job's end or usage report is settled,
+its messages and the timers they make due (a negotiation cycle asked for by a freed slot)
+included, before the next job event of the same instant. So jobs of equal length started
+together free their slots one at a time, as a live startd's do.
 """
 
 from __future__ import annotations
@@ -28,9 +35,10 @@ class Priority(IntEnum):
     """What runs first among events of the same instant."""
 
     MESSAGE = 0  # messages between daemons, in the order they were sent
-    JOB = 1  # modelled jobs ending, workload arrivals
+    ARRIVAL = 1  # workload arrivals: all of one instant are queued before a timer sees them
     TIMER = 2  # the cores' timers: they see every message of their instant first
-    SAMPLE = 3  # measurements, after everything of their instant
+    JOB = 3  # modelled jobs ending and reporting: one at a time, each settled, timers included
+    SAMPLE = 4  # measurements, after everything of their instant
 
 
 class EventLoop:

@@ -111,7 +111,7 @@ class Simulation:
         if arrival is None:
             self.exhausted = True
             return
-        self.loop.at(self.epoch + arrival.time, Priority.JOB, lambda: self._arrive(arrival))
+        self.loop.at(self.epoch + arrival.time, Priority.ARRIVAL, lambda: self._arrive(arrival))
 
     def _arrive(self, arrival: Arrival) -> None:
         self.schedd.submit(arrival.owner, arrival.ads)

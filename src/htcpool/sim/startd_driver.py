@@ -9,7 +9,11 @@ The driver does what ``runtime/startd_service.py`` does, on the virtual clock an
   negotiator for a cycle (``startd_ads.FreedSlots``), as the live startd does;
 * ``StartJob`` starts a ``ModelledJob`` that "runs" for the job ad's ``SimRuntime`` seconds:
   it reports ``started`` at once and, at its end, ``exited`` (exit code 0) followed by
-  ``StarterExited`` to the core, the events of a live starter. ``SuspendJob`` stops its clock,
+  ``StarterExited`` to the core, the events of a live starter. In between it reports its usage
+  (``usage``, the CPU time so far) every ``USAGE_INTERVAL`` seconds, the live starter's sampling
+  interval (``runtime/launch.py``), suspended or not, as the live starter does: each report renews the
+  schedd's lease on the claim (``JobLeaseDuration``), so a job longer than its lease runs through.
+  That report chain is the job's one timer besides its end. ``SuspendJob`` stops its clock,
   ``ContinueJob`` restarts it; ``SoftKill`` (signal 15), ``HardKill`` and ``KillStarterFamily``
   (signal 9) end it at once, reported ``killed``;
 * claim replies (with the partitionable slot's leftovers), activation replies (preceded by the
@@ -29,6 +33,7 @@ from typing import Any, Protocol
 from htcpool.classad import as_number
 from htcpool.protocol import InvalidateAd, JobEvent, JobUpdate, Reschedule, UpdateAd
 from htcpool.protocol import startd as m
+from htcpool.runtime.launch import DEFAULT_USAGE_INTERVAL
 from htcpool.runtime.startd_ads import FreedSlots, leftovers, provisioned, slot_update
 from htcpool.sim.events import EventLoop, Priority
 from htcpool.sim.transport import Transport
@@ -40,6 +45,8 @@ KFLOPS = 2_000_000
 SOFT_KILL_SIGNAL = 15
 HARD_KILL_SIGNAL = 9
 KEPT_NOTES = 100  # drain replies, daemon actions and policy problems kept per machine
+#: seconds between two usage reports of a running job: the live starter's sampling interval
+USAGE_INTERVAL = DEFAULT_USAGE_INTERVAL
 
 
 @dataclass
@@ -153,6 +160,17 @@ class StartdDriver:
         self._to_claim_schedd(a.claim_id, JobUpdate(a.claim_id, a.slot, JobEvent.STARTED, processes=1), job.schedd)
         self.hooks.job_running(job, now)
         self._schedule_end(job)
+        self.loop.at(now + USAGE_INTERVAL, Priority.JOB, lambda: self._report_usage(job))
+
+    def _report_usage(self, job: ModelledJob) -> None:
+        """The starter's periodic usage report (while the job is this machine's), and the next one."""
+        if self.jobs.get(job.claim_id) is not job:
+            return
+        now = self.loop.now
+        ran = job.runtime - self._remaining(job, now)
+        self._to_claim_schedd(job.claim_id, JobUpdate(job.claim_id, job.slot, JobEvent.USAGE,
+                                                      user_cpu=ran * job.cpus), job.schedd)
+        self.loop.at(now + USAGE_INTERVAL, Priority.JOB, lambda: self._report_usage(job))
 
     def _schedule_end(self, job: ModelledJob) -> None:
         generation = job.generation
