@@ -95,6 +95,17 @@ def test_a_deferral_time_expression_is_evaluated_at_activation() -> None:
     assert clock.when(StartJob) == [800]
 
 
+def test_a_deferral_time_that_cannot_be_evaluated_refuses_the_activation_and_keeps_the_claim() -> None:
+    """An evaluation that fails outright (here: deeper than the evaluator allows) is one job's
+    problem: the activation is refused with the reason, and the slot stays Claimed/Idle."""
+    deep = {f"Step{i}": ExprTree(f"Step{i + 1} + 1") for i in range(300)}
+    ad = job(DeferralTime=ExprTree("Step0"), Step300=1, **deep)
+    startd, clock, cid = _activated(ad, 100.0)
+    (reply,) = clock.of(ActivateReply)
+    assert reply.accepted is False and "deferral time cannot be evaluated" in reply.reason  # type: ignore[attr-defined]
+    assert pair(startd) == ("Claimed", "Idle") and clock.of(StartJob) == []
+
+
 def test_a_job_without_deferral_or_past_its_time_within_the_window_starts_at_once() -> None:
     for ad in (job(), job(DeferralTime=90, DeferralWindow=20)):
         _, clock, cid = _activated(ad, 100.0)

@@ -31,6 +31,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from htcpool import deferral
+from htcpool.classad import ClassAdError
 from htcpool.classad.match import requirements_hold
 from htcpool.protocol.schedd import JobEvent, JobUpdate
 from htcpool.protocol.startd import ActivateClaim, ActivateReply, StartJob
@@ -58,6 +59,11 @@ def activate(startd: Startd, msg: ActivateClaim, now: float) -> None:
     if not requirements_hold(slot.ad, msg.job, startd.ctx):
         startd.emit(ActivateReply(msg.claim_id, False, "slot Requirements do not match the job"))
         return
+    try:  # decided before the slot changes, so a job whose deferral fails leaves it as it was
+        missed, when = deferral.missed(msg.job, now), deferral.start_time(msg.job, now)
+    except ClassAdError as e:
+        startd.emit(ActivateReply(msg.claim_id, False, f"the job's deferral time cannot be evaluated: {e}"))
+        return
     claim = slot.claim
     claim.job = msg.job
     claim.job_start = now
@@ -69,13 +75,12 @@ def activate(startd: Startd, msg: ActivateClaim, now: float) -> None:
     claim.pledged_vacate_time = 600.0 if vacate is None else vacate
     slot.starter_active = True
     transitions.change(startd, slot, E.ACTIVATE, now)
-    if deferral.missed(msg.job, now):
+    if missed:
         startd.emit(ActivateReply(msg.claim_id, True))
         startd.emit(JobUpdate(claim.id, slot.name, JobEvent.MISSED_DEFERRAL,
                               message=deferral.MISSED_DEFERRAL_REASON))
         starter_gone(startd, slot, now)
         return
-    when = deferral.start_time(msg.job, now)
     if when > now:
         claim.start_at = when
     else:
