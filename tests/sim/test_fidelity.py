@@ -10,9 +10,11 @@
    same condor_config. While all three have jobs waiting, HTCondor gives carol her quota (2 of
    6) and splits the other 4 slots 3:1 (inverse effective priorities): shares 1/3, 1/2 and 1/6
    ("User Priorities and Negotiation": the pie spin; "Group Accounting" quotas). Tolerances:
-   each user's share of the CPU time used in that contended window is within 0.1 of the
-   other run's and of that split (the live pool works in whole seconds, and a slot waits for
-   the next cycle after each job), and the users finish in the same order. The live pool frees
+   each user's share of the CPU time used in that contended window is within 0.1 of that
+   split in both runs and within 0.15 of the other run's (the live pool works in whole seconds,
+   a slot waits for the next cycle after each job, and on a loaded machine its timing moves
+   alice's share between about 0.48 and 0.57 from run to run), and the users finish in the
+   same order. The live pool frees
    its slots one or two at a time; so does the simulator, even where the replay's whole-second
    run times end several jobs at one instant (each end is settled, and the cycle it asks for
    run, before the next: ``sim/events.py``). Were they freed together, HTCondor's pie arithmetic
@@ -59,7 +61,8 @@ GROUP_ACCEPT_SURPLUS = True
 FACTORS = {"alice": 1, "bob": 3}
 QUEUES = {"alice": 24, "bob": 12, "carol": 10}
 EXPECTED_SHARES = {"alice": 1 / 2, "bob": 1 / 6, "carol": 1 / 3}
-SHARE_TOLERANCE = 0.1
+SHARE_TOLERANCE = 0.1  # of each run's shares from HTCondor's split
+LIVE_DIFFERENCE = 0.15  # between the simulator's shares and one live run's
 
 
 def _contended_shares(jobs: Iterable[tuple[str, float, float]]) -> tuple[dict[str, float], list[str]]:
@@ -122,8 +125,9 @@ def test_the_simulator_shares_the_pool_as_the_live_pool_does(tmp_path: Path) -> 
     seen = f"live {live_shares} finishing {live_order}; simulated {sim_shares} finishing {sim_order}"
     for user, expected in EXPECTED_SHARES.items():  # the live pool shares as HTCondor does
         assert abs(live_shares[user] - expected) <= SHARE_TOLERANCE, seen
-    for user in EXPECTED_SHARES:  # and the simulator as the live pool
-        assert abs(sim_shares[user] - live_shares[user]) <= SHARE_TOLERANCE, seen
+    for user, expected in EXPECTED_SHARES.items():  # and the simulator as HTCondor and the live pool
+        assert abs(sim_shares[user] - expected) <= SHARE_TOLERANCE, seen
+        assert abs(sim_shares[user] - live_shares[user]) <= LIVE_DIFFERENCE, seen
     assert sim_order == live_order, seen
 
 
