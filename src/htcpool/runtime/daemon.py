@@ -40,6 +40,10 @@ from htcpool.runtime.layout import PoolLayout
 
 log = logging.getLogger("htcpool.daemon")
 H = TypeVar("H")
+
+
+class CollectorUnavailable(Exception):
+    """The collector could not be asked, or gave no list of ads."""
 Clock = Callable[[], float]
 
 
@@ -211,16 +215,26 @@ class Daemon:
     def address_of(self, daemon: str) -> str | None:
         return self.layout.read_address(daemon)
 
-    async def collector_query(self, query: QueryAds) -> list[Any]:
+    async def ask_collector(self, query: QueryAds) -> AdList:
+        """The collector's answer to ``query``; ``CollectorUnavailable`` saying why when there is none."""
         url = self.address_of("collector")
         if url is None:
-            return []
+            raise CollectorUnavailable("no collector address")
         try:
             reply = await self.client.send(url, query)
         except (httpx.HTTPError, OSError, RequestRefused) as e:
+            raise CollectorUnavailable(str(e) or type(e).__name__) from None
+        if not isinstance(reply, AdList):
+            raise CollectorUnavailable(f"unexpected {type(reply).__name__}")
+        return reply
+
+    async def collector_query(self, query: QueryAds) -> list[Any]:
+        """The ads answering ``query``, or none (logged) when the collector does not answer."""
+        try:
+            return list((await self.ask_collector(query)).ads)
+        except CollectorUnavailable as e:
             log.warning("collector query failed: %s", e)
             return []
-        return list(reply.ads) if isinstance(reply, AdList) else []
 
     def to_collector(self, message: Any) -> None:
         async def resolve() -> str | None:

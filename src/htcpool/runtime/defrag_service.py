@@ -51,7 +51,7 @@ from htcpool.protocol import (
     QueryAds,
     UpdateAd,
 )
-from htcpool.runtime.daemon import Daemon
+from htcpool.runtime.daemon import CollectorUnavailable, Daemon
 from htcpool.runtime.http import RequestRefused
 
 log = logging.getLogger("htcpool.defrag")
@@ -131,14 +131,10 @@ class DefragService:
 
     async def _query(self, query: QueryAds) -> None:
         answer: AdList | AdsUnavailable
-        url = self.daemon.address_of("collector")
         try:
-            if url is None:
-                raise ConnectionError("no collector address")
-            reply = await self.daemon.client.send(url, query)
-            answer = reply if isinstance(reply, AdList) else AdsUnavailable(f"unexpected {type(reply).__name__}")
-        except (httpx.HTTPError, OSError, RequestRefused) as e:
-            answer = AdsUnavailable(str(e) or type(e).__name__)
+            answer = await self.daemon.ask_collector(query)
+        except CollectorUnavailable as e:
+            answer = AdsUnavailable(str(e))
         await self.apply(self.core.handle(self.daemon.clock(), answer))
 
     async def _drain(self, action: SendDrain) -> None:
