@@ -1,4 +1,4 @@
-"""Run the benchmarks: ``python -m benchmarks [classad] [config] [submit] [negotiator] [startd] [pool] [sim]``."""
+"""Run the benchmarks: ``python -m benchmarks [classad] [config] [submit] [schedd_policy] [negotiator] [startd] [usage] [pool] [sim] [bindings]``."""
 
 from __future__ import annotations
 
@@ -9,11 +9,14 @@ BENCHMARKS = {
     "classad": "benchmarks.bench_classad",
     "config": "benchmarks.bench_config",
     "submit": "benchmarks.bench_submit",
+    "schedd_policy": "benchmarks.bench_schedd_policy",
     "negotiator": "benchmarks.bench_negotiator",
     "startd": "benchmarks.bench_startd",
+    "usage": "benchmarks.bench_usage",
     "defrag": "benchmarks.bench_defrag",
     "pool": "benchmarks.bench_pool",
     "sim": "benchmarks.bench_sim",
+    "bindings": "benchmarks.bench_bindings",
 }
 
 

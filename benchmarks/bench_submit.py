@@ -32,6 +32,7 @@ CONFIG = {
     "JOB_TRANSFORM_Tag": "SET Site = \"local\"\nDEFAULT ProjectName = \"none\"\n",
     "SUBMIT_REQUIREMENT_NAMES": "Memory",
     "SUBMIT_REQUIREMENT_Memory": "RequestMemory >= 128",
+    "MAX_JOBS_PER_SUBMISSION": "1000000",  # HTCondor's default (20,000) would refuse the cluster
 }
 
 

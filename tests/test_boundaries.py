@@ -4,7 +4,7 @@ The first rule of docs/architecture.md: time comes in as ``now`` and results go 
 returned state; nothing in a core sleeps, reads the wall clock, opens a socket, spawns a
 process or touches a file. This test reads the source of every core (the languages ``classad``,
 ``config`` and ``submit``; the decision cores ``startd``, ``negotiator``, ``schedd``,
-``collector`` and ``defrag``; the message package ``protocol``; the module
+``collector`` and ``defrag``; the message package ``protocol``; the device package ``gpu``; the module
 ``deferral.py``) with :mod:`ast` and fails naming ``file:line`` for every use of:
 
 * the clock and sleeping: ``time.time``/``monotonic``/``perf_counter``/``sleep``/
@@ -37,7 +37,7 @@ SOURCE = Path(__file__).resolve().parents[1] / "src" / "htcpool"
 
 #: The language and core packages, and the core modules that sit at the top level.
 CORE_PACKAGES = ("classad", "config", "submit", "startd", "negotiator", "schedd", "collector", "defrag",
-                 "protocol")
+                 "protocol", "classad2", "gpu")
 CORE_MODULES = ("deferral.py",)
 
 FORBIDDEN_MODULES = frozenset({

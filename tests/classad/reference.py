@@ -94,6 +94,21 @@ def ad_outcome(which: str, text: str) -> tuple[str, ...]:
     return tuple(out)
 
 
+def old_ads_outcome(which: str, text: str, parser: str = "Old") -> tuple[str, ...]:
+    """``parseAds`` (with ``parser``: ``"Old"`` or ``"Auto"``) and ``parseOne`` of ``text``:
+    each ad canonically and in the old form."""
+    lib = _lib(which)
+    kind = getattr(lib.ParserType, parser)
+    try:
+        out = [x for ad in lib.parseAds(text, parser=kind) for x in (repr(ad), ad.printOld())]
+        out.append(repr(lib.parseOne(text, parser=kind)))
+    except UnicodeDecodeError:
+        return (NOT_UTF8,)
+    except Exception:  # noqa: BLE001
+        return (PARSE_ERROR,)
+    return tuple(out)
+
+
 def match_outcome(which: str, left: str, right: str) -> tuple[str, ...]:
     """``matches`` both ways and ``symmetricMatch`` of two ads."""
     lib = _lib(which)

@@ -4,7 +4,9 @@ Random expressions and ads (see ``strategies.py``) go through both libraries and
 observable result must agree: whether the text parses, the canonical and pretty
 printing, the value (``repr`` of ``simplify()``, or a failure) with no ad, with an ad
 and with a MY/TARGET pair; for ads also ``printOld``/``printJson``; for pairs of ads
-``matches``/``symmetricMatch``.
+``matches``/``symmetricMatch``; for the old form, ``parseAds``/``parseOne``. Every
+built-in (see ``strategies.all_functions``) is called with wrong arities and edge
+arguments, nested in random expressions.
 
 The CI run uses a fixed seed (``derandomize=True``). ``HTCPOOL_DIFF_EXAMPLES=N`` sets
 the number of examples per test; ``-m slow`` runs the long randomized variant.
@@ -24,6 +26,7 @@ from tests.classad.reference import (
     examples,
     expr_outcome,
     match_outcome,
+    old_ads_outcome,
     requires_reference,
 )
 
@@ -33,6 +36,8 @@ FUNCTIONS = S.available_functions()
 EXPR = S.expressions(FUNCTIONS)
 AD = S.ads(FUNCTIONS)
 MATCH_AD = S.match_ads(FUNCTIONS)
+BUILTIN_EXPR = S.expressions(S.all_functions(), max_leaves=6, edge_arguments=True)
+OLD_ADS = S.old_ads(FUNCTIONS)
 
 _HEALTH = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much]
 
@@ -48,7 +53,7 @@ def _same_expr(text: str, scope: str | None = None, target: str | None = None) -
     assert expr_outcome("ours", text, scope, target) == expr_outcome("ref", text, scope, target)
 
 
-@ci(3000)
+@ci(2000)
 @given(EXPR)
 def test_expressions_without_an_ad(text: str) -> None:
     _same_expr(text)
@@ -60,7 +65,7 @@ def test_expressions_in_an_ad(text: str, ad: str) -> None:
     _same_expr(text, ad)
 
 
-@ci(1500)
+@ci(1000)
 @given(EXPR, AD, AD)
 def test_expressions_with_my_and_target(text: str, my: str, target: str) -> None:
     _same_expr(text, my, target)
@@ -72,6 +77,28 @@ def test_ads_print_alike(ad: str) -> None:
     expected = ad_outcome("ref", ad)
     assume(expected != (NOT_UTF8,))
     assert ad_outcome("ours", ad) == expected
+
+
+@ci(1000)
+@given(BUILTIN_EXPR)
+def test_every_builtin_with_edge_arguments(text: str) -> None:
+    """Every built-in, with wrong arities and edge arguments, nested in any expression."""
+    _same_expr(text)
+
+
+@ci(150)
+@given(BUILTIN_EXPR, AD)
+def test_every_builtin_in_an_ad(text: str, ad: str) -> None:
+    _same_expr(text, ad)
+
+
+@ci(200)
+@given(OLD_ADS, st.sampled_from(["Old", "Auto"]))
+def test_old_form_ads(text: str, parser: str) -> None:
+    """The old form, one ``Name = expr`` a line, several ads separated by blank lines."""
+    expected = old_ads_outcome("ref", text, parser)
+    assume(expected != (NOT_UTF8,))
+    assert old_ads_outcome("ours", text, parser) == expected
 
 
 @ci(1000)

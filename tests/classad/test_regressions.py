@@ -13,6 +13,29 @@ import pytest
 from tests.classad.reference import HAVE_JSON, ad_outcome, expr_outcome, requires_reference
 
 EXPRESSIONS = [
+    # issue 13: separators of nested ads and lists
+    ('trailing_semicolon_in_nested_ad', '[a = 1;]', ('[ a = 1 ]', '\n    [\n        a = 1\n    ]', '[ a = 1 ]')),
+    ('trailing_semicolon_ad_selected', '([a = 1; b = 2;]).b', ('([ a = 1; b = 2 ]).b', '(\n    [\n        a = 1; \n        b = 2\n    ]).b', '2')),
+    ('trailing_semicolon_ads_in_list', '{[a=1;], [b=2;]}', ('{ [ a = 1 ],[ b = 2 ] }', '\n   {\n      \n          [\n              a = 1\n          ],\n      \n          [\n              b = 2\n          ]\n   }', '{ [ a = 1 ],[ b = 2 ] }')),
+    ('trailing_semicolons_after_attributes', '[a = 1; ;]', ('[ a = 1 ]', '\n    [\n        a = 1\n    ]', '[ a = 1 ]')),
+    ('stray_then_trailing_semicolons', '[; a = 1 ;;]', ('[ a = 1 ]', '\n    [\n        a = 1\n    ]', '[ a = 1 ]')),
+    ('trailing_semicolon_nested_twice', '[a = [b = 1;]; c = {[d = 2;], []};].a.b', ('[ a = [ b = 1 ]; c = { [ d = 2 ],[  ] } ].a.b', '\n    [\n        a = \n            [\n                b = 1\n            ]; \n        c = \n           {\n              \n                  [\n                      d = 2\n                  ],\n              \n                  [\n                  ]\n           }\n    ].a.b', '1')),
+    ('comma_between_attributes_refused', '[a = 1, b = 2]', ('<parse error>',)),
+    ('trailing_comma_in_ad_refused', '[a = 1,]', ('<parse error>',)),
+    ('trailing_comma_in_list_refused', '{1, 2,}', ('<parse error>',)),
+    ('semicolon_in_list_refused', '{1; 2}', ('<parse error>',)),
+    # issue 13: an integer with a leading zero is a literal only right after '-'
+    ('zero_led_negative_literal', '-010', ('-10', '-10', '-10')),
+    ('zero_led_negative_hex_reads_as_zero', '-0x1f', ('0', '0', '0')),
+    ('zero_led_negative_in_list', '{-05}', ('{ -5 }', '\n   {\n      -5\n   }', '{ -5 }')),
+    ('zero_led_positive_refused', '05', ('<parse error>',)),
+    ('zero_led_after_binary_minus_refused', '1 -05', ('<parse error>',)),
+    ('zero_led_negative_with_8_refused', '-08', ('<parse error>',)),
+    ('eval_of_negative_reltime_text', 'eval(string(relTime(-5)))', ('eval(string(relTime(-5)))', 'eval(string(relTime(-5)))', '-5')),
+    # issue 13: which operands HTCondor evaluates (an absolute reference with no root ad fails)
+    ('ternary_of_wrong_type_evaluates_both_branches', '{} ? 0 : .a', ('{  } ? 0 : .a', '\n   {\n   } ? 0 : .a', '<eval error>')),
+    ('error_or_does_not_evaluate_right', 'error || .a', ('error || .a', 'error || .a', 'error')),
+    ('error_and_does_not_evaluate_right', 'error && .a', ('error && .a', 'error && .a', 'error')),
     ('string_order_is_byte_order', '"00\\302\\200" < "00\\200"', ('"00\\302\\200" < "00\\200"', '"00\\302\\200" < "00\\200"', 'false')),
     ('string_order_is_byte_order_reversed', '"\\377" > "é"', ('"\\377" > "\\303\\251"', '"\\377" > "\\303\\251"', 'true')),
     ('octal_escapes_are_utf8_bytes', '"\\303\\251"', ('"\\303\\251"', '"\\303\\251"', '"\\303\\251"')),

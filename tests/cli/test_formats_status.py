@@ -145,4 +145,4 @@ def test_unknown_states_are_reported_as_malformed() -> None:
 
 def test_unknown_view_is_refused() -> None:
     with pytest.raises(ValueError, match="unknown condor_status view"):
-        format_status([_slot("s@a")], view="compact", now=0)
+        format_status([_slot("s@a")], view="sideways", now=0)

@@ -389,7 +389,8 @@ def test_usage_events_arrive_while_the_job_runs(tmp_path: Path) -> None:
         await handle.hard_kill()
         await handle.wait()
         usage = [e for e in events.seen if e["event"] == "usage"]
-        assert set(usage[-1]) == {"event", "cpu_load", "rss_kb", "image_size_kb", "user_cpu", "sys_cpu"}
+        assert set(usage[-1]) >= {"event", "update", "cpu_load", "rss_kb", "rss_peak_kb", "image_size_kb",
+                                  "user_cpu", "sys_cpu", "cpus_usage", "oom_kills"}
         assert max(u["cpu_load"] for u in usage) > 0.3
         assert usage[-1]["rss_kb"] > 0 and usage[-1]["image_size_kb"] >= usage[-1]["rss_kb"]
         assert usage[-1]["user_cpu"] + usage[-1]["sys_cpu"] > 0.1

@@ -233,14 +233,14 @@ def test_gpu_property_ads_follow_dynamic_slots() -> None:
     the pslot no longer advertises it, and gets it back when the dslot goes."""
     s = make_startd(PSLOT, cpus=4, inventory=GPUS)
     p = s.slot("slot1")
-    assert p.ad["AssignedGPUs"] == "GPU-aa, GPU-bb" and _expr(p.ad, "size(AvailableGPUs)") == 2
+    assert p.ad["AssignedGPUs"] == "GPU-aa,GPU-bb" and _expr(p.ad, "size(AvailableGPUs)") == 2
     s.handle(RequestClaim(p.claim.id, job(RequestGPUs=1, RequireGPUs=ExprTree("Capability >= 8.0"))), 5)
     d = s.slot("slot1_1").ad
     assert d["AssignedGPUs"] == "GPU-bb" and _expr(d, "GPUs_GPU_bb.Capability") == 8.6 and d["GPUs"] == 1
     assert p.ad["AssignedGPUs"] == "GPU-aa" and "GPUs_GPU_bb" not in p.ad and p.ad["GPUs"] == 1
     assert _expr(p.ad, "size(AvailableGPUs)") == 1
     s.handle(ReleaseClaim(s.slot("slot1_1").claim.id), 6)  # not activated: deleted at once
-    assert p.ad["AssignedGPUs"] == "GPU-aa, GPU-bb" and _expr(p.ad, "GPUs_GPU_bb.Capability") == 8.6
+    assert p.ad["AssignedGPUs"] == "GPU-aa,GPU-bb" and _expr(p.ad, "GPUs_GPU_bb.Capability") == 8.6
 
 
 # ---------------------------------------------------------------------- load and idle

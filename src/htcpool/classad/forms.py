@@ -3,7 +3,13 @@
 
 In the old form ads are separated by blank lines, and string literals follow
 old-ClassAd escaping, where a backslash is an ordinary character except
-before a double quote. Lines that are empty or start with ``#`` are skipped.
+before a double quote. Lines that are empty or start with ``#`` are skipped, and
+``;`` after a line's expression is ignored (``a = 1;``), as HTCondor does.
+
+HTCondor reads an old-form line more loosely than htcpool: it ignores any text after
+a complete expression (``a = 1 2`` is ``a = 1``) and ends the ad silently at a line it
+cannot read, dropping the rest. htcpool refuses both with an error naming the line, so
+no attribute is lost without a word (see docs/classad.md).
 """
 
 from __future__ import annotations
@@ -32,7 +38,9 @@ _OLD_LINE = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_.]*)\s*=(.*)$", re.S)
 
 
 def old_to_new_escapes(text: str) -> str:
-    """Rewrite old-ClassAd string escaping (backslash literal unless before a quote) as new."""
+    """Rewrite old-ClassAd string escaping as new: a backslash is an ordinary character
+    except before a quote, and even there when that quote is the last character of the
+    line (HTCondor's reading, so ``Dir = "C:\\temp\\"`` ends where it seems to)."""
     if "\\" not in text:  # nothing to rewrite (the usual case)
         return text
     out: list[str] = []
@@ -46,7 +54,7 @@ def old_to_new_escapes(text: str) -> str:
                 in_string = True
             out.append(c)
         elif c == "\\":
-            if i + 1 < n and text[i + 1] == '"' and i + 2 < n and _more_quotes(text, i + 2):
+            if i + 2 < n and text[i + 1] == '"':
                 out.append('\\"')
                 i += 2
                 continue
@@ -58,10 +66,6 @@ def old_to_new_escapes(text: str) -> str:
             out.append(c)
         i += 1
     return "".join(out)
-
-
-def _more_quotes(text: str, start: int) -> bool:
-    return '"' in text[start:]
 
 
 def _is_new(text: str) -> bool:
@@ -79,17 +83,18 @@ def parse_old_ad(lines: list[tuple[int, str]], text: str, source: str = "") -> C
         m = _OLD_LINE.match(line)
         if not m:
             raise ClassAdParseError("expected 'Name = expression'", text, offset, source)
-        name, expr_text = m.group(1), m.group(2).strip()
+        name, value = m.group(1), old_to_new_escapes(m.group(2))
+        start = offset + m.start(2) + len(value) - len(value.lstrip())
+        # HTCondor reads the expression and ignores the ``;`` an ad written by hand may end with
+        expr_text = value.strip().rstrip(";").rstrip()
         node = literal_node(expr_text)  # a plain literal, without tokenizing
         if node is not None:
             ad.insert_node(name, node)
             continue
         try:
-            node = parse_expression(old_to_new_escapes(expr_text))
+            node = parse_expression(expr_text)
         except ClassAdParseError as e:
-            raise ClassAdParseError(
-                f"in the value of {name}: {e.reason}", text, offset + m.start(2) + e.pos, source
-            ) from None
+            raise ClassAdParseError(f"in the value of {name}: {e.reason}", text, start + e.pos, source) from None
         ad.insert_node(name, node)
     return ad
 
@@ -97,15 +102,17 @@ def parse_old_ad(lines: list[tuple[int, str]], text: str, source: str = "") -> C
 def _old_blocks(text: str) -> Iterator[list[tuple[int, str]]]:
     block: list[tuple[int, str]] = []
     offset = 0
-    for line in text.splitlines(keepends=True):
+    # lines end at '\n' only (str.splitlines would also break at U+0085 and the like,
+    # which a string value may hold)
+    for line in text.split("\n"):
         stripped = line.strip()
         if not stripped:
             if block:
                 yield block
                 block = []
         elif not stripped.startswith("#"):
-            block.append((offset, line.rstrip("\r\n")))
-        offset += len(line)
+            block.append((offset, line.rstrip("\r")))
+        offset += len(line) + 1
     if block:
         yield block
 

@@ -27,6 +27,9 @@ from htcpool.classad.values import INT64_MAX, INT64_MIN
 
 class Kind(enum.Enum):
     INTEGER = "integer"
+    # an integer written with a leading zero right after '-' ("-05", "-0x1f"): HTCondor
+    # accepts it only as a negative literal, so the parser takes it nowhere else
+    ZERO_LED = "integer with a leading zero"
     REAL = "real"
     STRING = "string"
     NAME = "name"  # identifiers and 'quoted names'
@@ -123,6 +126,7 @@ _TOKEN = re.compile(
     |[()\[\]{},;]|\.\.|\.(?!\d)|>>>|=\?=|=!=|<<|>>|<=|>=|==|!=|&&|\|\||/(?!\*)|[-<>+*%!~&|^?:=]
     |(?:(?:\d+\.\d+|\.\d+)(?:[eE][+-]?\d+)?|\d+[eE][+-]?\d+)(?![A-Za-z0-9_])
     |(?:0|[1-9][0-9]*)(?![A-Za-z0-9_.])
+    |(?<=-)0(?:[0-7]+|[xX][0-9A-Fa-f]+)(?![A-Za-z0-9_.])
     |"[^"\\]*(?:\\.[^"\\]*)*"
     |'[^'\\]*(?:\\.[^'\\]*)*'
     |\Z
@@ -188,7 +192,12 @@ def tokenize(text: str) -> tuple[list[Token], list[str]]:
         elif what == _DIGIT or what == _DOT:
             if tok.isdigit():
                 # The value may be one past INT64_MAX: only its negation is in range.
-                append((integer_kind, tok, int(tok)))
+                if c != "0" or len(tok) == 1:
+                    append((integer_kind, tok, int(tok)))
+                else:
+                    append((Kind.ZERO_LED, tok, int(tok)))
+            elif c == "0" and tok[1] in "xX":
+                append((Kind.ZERO_LED, tok, 0))
             else:
                 append((real_kind, tok, float(tok)))
         elif what == _STRING:
@@ -288,9 +297,13 @@ def _fail_at(text: str, pos: int) -> None:
 
 
 def negate_literal(tok: Token) -> object:
-    """The value of ``-<literal>`` folded into one literal."""
-    if tok[KIND] is Kind.INTEGER:
-        v = -int(tok[TEXT])
+    """The value of ``-<literal>`` folded into one literal.
+
+    A zero-led integer is read the way HTCondor reads it, as decimal digits up to the
+    first that is not one: ``-010`` is -10 and ``-0x1f`` is 0.
+    """
+    if tok[KIND] is Kind.INTEGER or tok[KIND] is Kind.ZERO_LED:
+        v = -tok[VALUE]
         if v < INT64_MIN or v > INT64_MAX:
             return 0
         return v

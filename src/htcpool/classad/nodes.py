@@ -189,6 +189,8 @@ class BinaryOp(Node):
                 tx = type(x)
                 if (tx is int or tx is float) and x == 0:
                     return False
+                if x is ERROR:  # as in HTCondor, the right side is not evaluated at all
+                    return ERROR
                 return and_rest(x, b(s))
 
             return land
@@ -205,6 +207,8 @@ class BinaryOp(Node):
                 tx = type(x)
                 if (tx is int or tx is float) and x != 0:
                     return True
+                if x is ERROR:  # as in HTCondor, the right side is not evaluated at all
+                    return ERROR
                 return or_rest(x, b(s))
 
             return lor
@@ -305,6 +309,11 @@ class Ternary(Node):
                 return e(s)
             if v is UNDEFINED:
                 return UNDEFINED
+            if v is not ERROR:
+                # a condition of the wrong type: HTCondor still evaluates both branches, so
+                # one that cannot be evaluated at all (``.a`` with no root ad) fails the whole
+                t(s)
+                e(s)
             return ERROR
 
         return ternary

@@ -77,6 +77,7 @@ _UNARY = {"-", "+", "!", "~"}
 _POSTFIX = {".", "[", "?"}  # what may start a postfix operator
 _OP, _NAME, _KEYWORD, _INTEGER, _END = Kind.OP, Kind.NAME, Kind.KEYWORD, Kind.INTEGER, Kind.END
 MAX_NESTING = 500
+_NUMBERS = (Kind.INTEGER, Kind.REAL, Kind.ZERO_LED)  # what '-' folds into a negative literal
 
 
 class Parser:
@@ -209,6 +210,8 @@ class Parser:
         elif kind is _INTEGER:
             v = tok[VALUE]
             node = Literal(v if v <= INT64_MAX else 0)
+        elif kind is Kind.ZERO_LED:
+            self.fail("integer literals may not have leading zeros (except right after '-')", i)
         else:
             node = Literal(tok[VALUE])
         if nxt[KIND] is _OP and nxt[TEXT] in _POSTFIX:
@@ -223,7 +226,7 @@ class Parser:
         if tok[KIND] is _OP and tok[TEXT] in _UNARY:
             self.i += 1
             nxt = self.tokens[self.i]
-            if tok[TEXT] == "-" and nxt[KIND] in (Kind.INTEGER, Kind.REAL) and not self.source().spaced(self.i):
+            if tok[TEXT] == "-" and nxt[KIND] in _NUMBERS and not self.source().spaced(self.i):
                 # ``-1`` is one literal (so ``-1[0]`` subscripts -1); ``- 1`` stays an operator
                 self.advance()
                 node: Node = self.postfix(Literal(negate_literal(nxt)))
@@ -274,7 +277,7 @@ class Parser:
         tok = self.peek()
         if tok[KIND] is Kind.OP and tok[TEXT] == "-":
             nxt = self.tokens[self.i + 1]
-            if nxt[KIND] in (Kind.INTEGER, Kind.REAL) and not self.source().spaced(self.i + 1):
+            if nxt[KIND] in _NUMBERS and not self.source().spaced(self.i + 1):
                 self.i += 2
                 return Literal(negate_literal(nxt))
         return self.primary()
@@ -288,6 +291,8 @@ class Parser:
             return Literal(v if v <= INT64_MAX else 0)
         if kind is Kind.REAL:
             return Literal(tok[VALUE])
+        if kind is Kind.ZERO_LED:
+            self.fail("integer literals may not have leading zeros (except right after '-')", self.i - 1)
         if kind is Kind.STRING:
             return Literal(tok[VALUE])
         if kind is Kind.KEYWORD:
@@ -351,13 +356,22 @@ class Parser:
         return ListExpr(tuple(items))
 
     def ad_body(self) -> AdExpr:
-        """The attributes of ``[ ... ]`` after the opening bracket (stray ``;`` are skipped)."""
+        """The attributes of ``[ ... ]`` after the opening bracket.
+
+        Separators as HTCondor's parser takes them: stray ``;`` are skipped anywhere, and
+        once an attribute has been read any run of them may close the ad (``[a = 1;]``,
+        ``[a = 1;;]``), but before the first attribute a name must follow them (``[;]``
+        is refused, ``[;a = 1]`` is not).
+        """
         exprs: dict[str, Node] = {}
         names: dict[str, str] = {}
         while not self.at_op("]"):
             tok = self.advance()
-            while tok[KIND] is Kind.OP and tok[TEXT] == ";":  # as HTCondor: then a name must follow
+            while tok[KIND] is Kind.OP and tok[TEXT] == ";":
                 tok = self.advance()
+            if names and tok[KIND] is Kind.OP and tok[TEXT] == "]":
+                self.i -= 1
+                break
             if tok[KIND] is not Kind.NAME:
                 self.fail("expected an attribute name or ']' in an ad", self.i - 1)
             name = str(tok[VALUE])

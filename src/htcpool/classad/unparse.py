@@ -136,10 +136,21 @@ def format_name(name: str, old: bool = False) -> str:
 
 
 def format_abstime(t: AbsTime) -> str:
-    moment = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(seconds=t.secs + t.offset)
+    """``Y-mm-ddTHH:MM:SS+hh:mm`` in the time's own offset; the year is not padded, and
+    years outside 1..9999 (an absTime string may name year 0) are printed all the same."""
+    local = t.secs + t.offset
+    try:
+        moment = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(seconds=local)
+        text = moment.strftime("%Y-%m-%dT%H:%M:%S")
+    except OverflowError:  # beyond Python's calendar: the proleptic Gregorian arithmetic
+        from htcpool.classad.builtins.calendar import civil_from_days
+
+        days, sec = divmod(local, 86400)
+        y, m, d = civil_from_days(days)
+        text = "%d-%02d-%02dT%02d:%02d:%02d" % (y, m, d, sec // 3600, sec // 60 % 60, sec % 60)
     sign = "+" if t.offset > 0 else "-"
     z = abs(t.offset)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S") + "%c%02d:%02d" % (sign, z // 3600, (z // 60) % 60)
+    return text + "%c%02d:%02d" % (sign, z // 3600, (z // 60) % 60)
 
 
 def _c_int(x: float) -> int:

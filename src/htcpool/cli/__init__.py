@@ -36,13 +36,27 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "history": ("htcpool.cli.history", "Jobs that left the queue (condor_history)"),
     "who": ("htcpool.cli.drain:who", "Jobs running on this machine (condor_who)"),
     "reschedule": ("htcpool.cli.drain:reschedule", "Negotiate now (condor_reschedule)"),
+    "suspend": ("htcpool.cli.jobs:suspend", "Suspend running jobs (condor_suspend)"),
+    "continue": ("htcpool.cli.jobs:continue_", "Resume suspended jobs (condor_continue)"),
+    "qedit": ("htcpool.cli.qedit", "Change job attributes (condor_qedit)"),
+    "wait": ("htcpool.cli.wait", "Wait for jobs of a user log to finish (condor_wait)"),
+    "watch_q": ("htcpool.cli.watch_q", "Watch jobs' progress, cluster by cluster (condor_watch_q)"),
+    "tail": ("htcpool.cli.tail", "Show a running job's output (condor_tail)"),
+    "classad_eval": ("htcpool.cli.classad_eval", "Evaluate ClassAd expressions (classad_eval)"),
+    "version": ("htcpool.cli.version", "Print the version (condor_version)"),
+    "master": ("htcpool.cli.pool:master", "Start the pool the configuration describes (condor_master)"),
+    "gpu_discovery": ("htcpool.cli.gpu_discovery", "Detect GPUs and print them as a ClassAd (condor_gpu_discovery)"),
     "sim": ("htcpool.cli.sim", "Simulate a pool's policy on a workload, or sweep knobs (htcpool sim sweep)"),
 }
 
 
+#: the HTCondor name the tool was started under (``condor_q``), for its messages; None for ``htcpool``
+INVOKED_AS: str | None = None
+
+
 def _usage() -> str:
     lines = ["usage: htcpool COMMAND [ARGS...]", "", "commands:"]
-    lines += [f"  {name:<12} {help_text}" for name, (_, help_text) in COMMANDS.items()]
+    lines += [f"  {name:<13} {help_text}" for name, (_, help_text) in COMMANDS.items()]
     return "\n".join(lines)
 
 

@@ -1,8 +1,9 @@
 """What the pool tools share: reaching the pool, checking what the user typed, the local time
 zone, the console width, errors.
 
-Tools find the pool through ``$HTCPOOL_LOCAL_DIR`` (default ``~/.htcpool``) and
-talk to its daemons with the pool token. Every failure to reach the pool, a
+Tools find the pool as HTCondor's do: the ``LOCAL_DIR`` of the configuration ``CONDOR_CONFIG``
+names, else ``$HTCPOOL_LOCAL_DIR`` (default ``~/.htcpool``) (``locate``), and talk to its
+daemons with the pool token. Every failure to reach the pool, a
 refused request or a malformed expression on the command line ends the tool
 with a one-line message and status 1 (``run_tool``); expressions are checked
 here, before anything is sent, so the message names what the user typed.
@@ -19,9 +20,10 @@ from typing import Any
 import httpx
 
 from htcpool.classad import ClassAd, ClassAdError, ExprTree
+from htcpool.cli.locate import LocateError, pool_layout
 from htcpool.protocol import AdList, QueryAds
 from htcpool.runtime.http import RequestRefused
-from htcpool.runtime.pool import PoolClient, PoolNotRunning, local_layout
+from htcpool.runtime.pool import PoolClient, PoolNotRunning
 
 #: Attributes that are capabilities (a claim id lets its holder use the slot); HTCondor's tools
 #: never print them, only their ``Public`` forms.
@@ -35,8 +37,8 @@ class ToolError(Exception):
 
 def connect() -> PoolClient:
     try:
-        return PoolClient(local_layout())
-    except PoolNotRunning as e:
+        return PoolClient(pool_layout())
+    except (PoolNotRunning, LocateError) as e:
         raise ToolError(str(e)) from None
     except OSError as e:  # an unreadable token (wrong mode, permissions)
         raise ToolError(str(e)) from None
@@ -93,10 +95,14 @@ def user() -> str:
 
 
 def run_tool(prog: str, body: Callable[[], int]) -> int:
+    """``body``'s status; a ToolError is printed after the tool's name (its HTCondor name when it
+    was started under one, ``condor_q``) and gives status 1."""
+    import htcpool.cli
+
     try:
         return body()
     except ToolError as e:
-        print(f"{prog}: {e}", file=sys.stderr)
+        print(f"{htcpool.cli.INVOKED_AS or prog}: {e}", file=sys.stderr)
         return 1
 
 

@@ -1,6 +1,17 @@
 """``htcpool history``: condor_history.
 
-    htcpool history [-long] [-af ATTR...] [-constraint EXPR] [-limit N] [cluster|cluster.proc|user]...
+    htcpool history [-long|-json|-jsonl|-xml|-af[:jlhVrTY,tng] ATTR...|-format FMT ATTR...]
+                    [-attributes A,B] [-constraint EXPR] [-match|-limit N] [-scanlimit N]
+                    [-backwards|-forwards] [-completedsince TIME] [-since JOBID|EXPR]
+                    [-file FILE] [-wide[:N]] [cluster|cluster.proc|user]...
+
+Without ``-file`` the jobs come from the schedd's history (newest first, as condor_history
+prints them); ``-file FILE`` (``-f``) reads an HTCondor history file instead: ads in the old
+ClassAd form, each closed by a ``*** …`` banner line, oldest first in the file. The scan runs
+newest to oldest (``-forwards``: oldest to newest) and stops at ``-since`` (a job id, or an
+expression that is true for the job: that job is not printed), after ``-scanlimit`` ads, or,
+with ``-completedsince TIME``, at the first job that completed before TIME (epoch seconds).
+``-match``/``-limit N`` prints at most N jobs. The output options are ``cli/options.py``'s.
 """
 
 from __future__ import annotations
@@ -8,9 +19,12 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+from collections.abc import Iterable, Iterator
+from pathlib import Path
 
-from htcpool.classad import quote
+from htcpool.classad import ClassAd, ClassAdError, EvalContext, ExprTree, fixed_clock, quote
 from htcpool.cli.common import (
+    ToolError,
     check_constraint,
     check_expressions,
     connect,
@@ -18,43 +32,132 @@ from htcpool.cli.common import (
     run_tool,
     without_private,
 )
-from htcpool.cli.formats import format_autoformat, format_history, format_long
+from htcpool.cli.formats import format_history
+from htcpool.cli.formats.fields import job_id, lookup_int
+from htcpool.cli.options import OptionError, render, take_output_options
 from htcpool.clock import local_zone, wall_clock
 from htcpool.protocol import HistoryQuery
 
 
-def main(argv: list[str]) -> int:
+def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="htcpool history", description="Jobs that left the queue (condor_history).")
-    p.add_argument("-long", "-l", action="store_true")
-    p.add_argument("-af", "-autoformat", nargs="+", metavar="ATTR")
     p.add_argument("-constraint", metavar="EXPR")
-    p.add_argument("-limit", "-match", type=int, default=0)
+    p.add_argument("-limit", "-match", type=int, default=0, metavar="N", help="at most N jobs")
+    p.add_argument("-scanlimit", type=int, default=0, metavar="N", help="look at no more than N ads")
+    p.add_argument("-backwards", dest="forwards", action="store_false", help="newest first (the default)")
+    p.add_argument("-forwards", dest="forwards", action="store_true", help="oldest first")
+    p.set_defaults(forwards=False)
+    p.add_argument("-completedsince", type=int, metavar="TIME", help="stop at a job completed before TIME")
+    p.add_argument("-since", metavar="JOBID|EXPR", help="stop at this job (or the first for which EXPR is true)")
+    p.add_argument("-file", "-f", metavar="FILE", help="read this history file instead of the schedd's")
+    p.add_argument("-name", "-pool", metavar="NAME", help="(one pool and schedd: accepted for HTCondor's sake)")
+    p.add_argument("-debug", action="store_true", help="(accepted for HTCondor's sake)")
     p.add_argument("targets", nargs="*")
-    args = p.parse_args(argv)
+    return p
+
+
+def read_history_file(path: str) -> list[ClassAd]:
+    """The ads of an HTCondor history file, in file order (oldest first)."""
+    from htcpool.classad.forms import parse_ads
+
+    try:
+        text = Path(path).read_text()
+    except OSError as e:
+        raise ToolError(f"cannot read history file {path}: {e.strerror or e}") from None
+    ads: list[ClassAd] = []
+    block: list[str] = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if line.startswith("***"):
+            if block:
+                try:
+                    ads.extend(parse_ads("\n".join(block) + "\n", source=path))
+                except ClassAdError as e:
+                    raise ToolError(f"{path}, the ad ending at line {number}: {e}") from None
+            block = []
+        elif line.strip():
+            block.append(line)
+    return ads
+
+
+def _selection(args: argparse.Namespace) -> str:
+    picks = []
+    for t in args.targets:
+        found = re.fullmatch(r"(\d+)(?:\.(\d+))?", t)
+        if found is not None:
+            c, proc = found.groups()
+            picks.append(f"(ClusterId == {c}" + (f" && ProcId == {proc})" if proc else ")"))
+        else:
+            picks.append(f"(Owner == {quote(t)})")
+    parts = [" || ".join(picks)] if picks else []
+    if args.constraint:
+        parts.append(f"({args.constraint})")
+    return " && ".join(f"({p})" for p in parts) if len(parts) > 1 else (parts[0] if parts else "")
+
+
+def _stop_test(since: str | None) -> ExprTree | None:
+    if since is None:
+        return None
+    found = re.fullmatch(r"(\d+)(?:\.(\d+))?", since)
+    if found is not None:
+        c, p = found.groups()
+        return ExprTree(f"ClusterId == {c}" + (f" && ProcId == {p}" if p else ""))
+    try:
+        return ExprTree(since)
+    except ClassAdError as e:
+        raise ToolError(f"-since {since!r} is neither a job id nor a ClassAd expression: {e}") from None
+
+
+def scan(ads: Iterable[ClassAd], args: argparse.Namespace, now: float) -> Iterator[ClassAd]:
+    """The ads to print, in scan order, after the stop rules and the selection."""
+    context = EvalContext(clock=fixed_clock(now))
+    selection = _selection(args)
+    test = ExprTree(selection) if selection else None
+    stop = _stop_test(args.since)
+    printed = 0
+    for scanned, ad in enumerate(ads, 1):
+        if args.scanlimit and scanned > args.scanlimit:
+            return
+        if stop is not None and stop.evaluate(ad, context=context) is True:
+            return
+        completed = lookup_int(ad, "CompletionDate")
+        if args.completedsince is not None and completed and completed < args.completedsince:
+            return
+        if test is not None and test.evaluate(ad, context=context) is not True:
+            continue
+        yield ad
+        printed += 1
+        if args.limit and printed >= args.limit:
+            return
+
+
+def main(argv: list[str]) -> int:
+    try:
+        rest, out = take_output_options(argv, f_is_format=False)
+    except OptionError as e:
+        print(f"htcpool history: {e}", file=sys.stderr)
+        return 1
+    args = _parser().parse_args(rest)
 
     def body() -> int:
         check_constraint(args.constraint)
-        check_expressions(args.af)
-        picks = []
-        for t in args.targets:
-            found = re.fullmatch(r"(\d+)(?:\.(\d+))?", t)
-            if found is not None:
-                c, proc = found.groups()
-                picks.append(f"(ClusterId == {c}" + (f" && ProcId == {proc})" if proc else ")"))
-            else:
-                picks.append(f"(Owner == {quote(t)})")
-        parts = [" || ".join(picks)] if picks else []
-        if args.constraint:
-            parts.append(f"({args.constraint})")
-        client = connect()
-        # The schedd answers newest first, the order condor_history prints in.
-        ads = without_private(request(client, "schedd", HistoryQuery(" && ".join(parts), args.limit)).ads)
-        if args.af:
-            sys.stdout.write(format_autoformat(ads, args.af, now=wall_clock()))
-        elif args.long:
-            sys.stdout.write(format_long(ads))
+        check_expressions(out.af)
+        now = wall_clock()
+        if args.file:
+            newest_first = list(reversed(read_history_file(args.file)))
         else:
-            sys.stdout.write(format_history(ads, zone=local_zone()))
+            client = connect()
+            # The schedd answers newest first, the order condor_history prints in. It selects and
+            # limits itself unless a stop rule or -forwards needs to see every ad.
+            plain = not (args.forwards or args.since or args.scanlimit or args.completedsince is not None)
+            query = HistoryQuery(_selection(args), args.limit) if plain else HistoryQuery("", 0)
+            newest_first = without_private(request(client, "schedd", query).ads)
+        ordered = list(reversed(newest_first)) if args.forwards else newest_first
+        ads = list(scan(ordered, args, now))
+        try:
+            text = render(ads, out, now=now, zone=local_zone(), ids=lambda ad: "%d.%d" % job_id(ad))
+        except OptionError as e:
+            raise ToolError(str(e)) from None
+        sys.stdout.write(text if text is not None else format_history(ads, zone=local_zone()))
         return 0
 
     return run_tool("htcpool history", body)

@@ -1,5 +1,5 @@
-"""``htcpool hold|release|rm|vacate_job|prio``: condor_hold, condor_release, condor_rm,
-condor_vacate_job and condor_prio.
+"""``htcpool hold|release|rm|vacate_job|suspend|continue|prio``: condor_hold, condor_release,
+condor_rm, condor_vacate_job, condor_suspend, condor_continue and condor_prio.
 
     htcpool hold [-reason TEXT] [-constraint EXPR] [-all] [cluster|cluster.proc|user]...
     htcpool prio {+N|-N|-p N} [-a] [cluster|cluster.proc|user]...
@@ -32,9 +32,11 @@ _JOB = re.compile(r"^\d+\.\d+$")
 _CLUSTER = re.compile(r"^\d+$")
 #: tool name -> (schedd action, formats' action name)
 TOOLS = {"hold": (JobActionKind.HOLD, "hold"), "release": (JobActionKind.RELEASE, "release"),
-         "rm": (JobActionKind.REMOVE, "remove"), "vacate_job": (JobActionKind.VACATE, "vacate")}
+         "rm": (JobActionKind.REMOVE, "remove"), "vacate_job": (JobActionKind.VACATE, "vacate"),
+         "suspend": (JobActionKind.SUSPEND, "suspend"), "continue": (JobActionKind.CONTINUE, "continue")}
 #: the state a job is already in when an action has nothing left to do (condor_hold of a held job)
-_DONE_STATE = {JobActionKind.HOLD: "Held", JobActionKind.REMOVE: "Removed"}
+_DONE_STATE = {JobActionKind.HOLD: "Held", JobActionKind.REMOVE: "Removed",
+               JobActionKind.SUSPEND: "Suspended", JobActionKind.CONTINUE: "Running"}
 _STATE_REFUSAL = re.compile(r"cannot \w+ a job that is (.+)$")
 
 
@@ -111,6 +113,16 @@ def rm(argv: list[str]) -> int:
 
 def vacate_job(argv: list[str]) -> int:
     return _act("vacate_job", argv)
+
+
+def suspend(argv: list[str]) -> int:
+    """condor_suspend: the schedd asks the job's startd to stop it (SIGSTOP); JobStatus 7."""
+    return _act("suspend", argv)
+
+
+def continue_(argv: list[str]) -> int:
+    """condor_continue: resume a suspended job (SIGCONT)."""
+    return _act("continue", argv)
 
 
 def prio(argv: list[str]) -> int:

@@ -3,20 +3,37 @@
     htcpool up [--foreground] [--local-dir DIR]   start a personal pool (default ~/.htcpool)
     htcpool down [-fast|-peaceful]                stop it
     htcpool off|on|restart|reconfig [-fast|-peaceful] [-daemon NAME]...
+    htcpool master [-f] [-t]                      condor_master: start the configured pool
 
-The pool's local directory is ``--local-dir``, else ``$HTCPOOL_LOCAL_DIR``, else ``~/.htcpool``.
+The pool's local directory is ``--local-dir``, else the ``LOCAL_DIR`` of the configuration
+``CONDOR_CONFIG`` names, else ``$HTCPOOL_LOCAL_DIR``, else ``~/.htcpool`` (``cli/locate.py``).
+condor_master starts the pool its configuration describes: when ``CONDOR_CONFIG`` names a file
+of the user's own, the pool's ``condor_config`` (written once, when there is none) includes it,
+so the daemons read exactly that configuration.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+from pathlib import Path
 
 import httpx
 
+from htcpool.cli.locate import LocateError, pool_layout
 from htcpool.protocol import Command, DaemonCommand, How
 from htcpool.runtime.http import RequestRefused
-from htcpool.runtime.pool import PoolClient, PoolNotRunning, local_layout, start_pool, stop_pool
+from htcpool.runtime.layout import PoolLayout
+from htcpool.runtime.pool import PoolClient, PoolNotRunning, start_pool, stop_pool
+
+
+def _layout(prog: str, local_dir: str | None) -> PoolLayout | None:
+    try:
+        return pool_layout(local_dir)
+    except LocateError as e:
+        print(f"{prog}: {e}", file=sys.stderr)
+        return None
 
 
 def up(argv: list[str]) -> int:
@@ -24,7 +41,9 @@ def up(argv: list[str]) -> int:
     p.add_argument("--foreground", "-f", action="store_true", help="run the master in this terminal")
     p.add_argument("--local-dir", help="the pool's local directory")
     args = p.parse_args(argv)
-    layout = local_layout(args.local_dir)
+    layout = _layout("htcpool up", args.local_dir)
+    if layout is None:
+        return 1
     try:
         pid = start_pool(layout, foreground=args.foreground)
     except PoolNotRunning as e:
@@ -51,7 +70,9 @@ def _common(prog: str, description: str) -> argparse.ArgumentParser:
 
 def down(argv: list[str]) -> int:
     args = _common("htcpool down", "Stop the personal pool.").parse_args(argv)
-    layout = local_layout(args.local_dir)
+    layout = _layout("htcpool down", args.local_dir)
+    if layout is None:
+        return 1
     if not stop_pool(layout, _how(args)):
         print(f"htcpool down: no pool is running in {layout.root}", file=sys.stderr)
         return 1
@@ -68,9 +89,9 @@ def _command(command: Command, argv: list[str]) -> int:
     args = p.parse_args(argv)
     daemons = tuple(d.lower() for d in args.daemons) + (("master",) if args.master else ())
     try:
-        client = PoolClient(local_layout(args.local_dir))
+        client = PoolClient(pool_layout(args.local_dir))
         client.send("master", DaemonCommand(command, _how(args), daemons))
-    except (PoolNotRunning, RequestRefused, httpx.HTTPError, OSError) as e:
+    except (PoolNotRunning, RequestRefused, LocateError, httpx.HTTPError, OSError) as e:
         print(f"htcpool {name}: {e}", file=sys.stderr)
         return 1
     for line in reports(command, _how(args), daemons):
@@ -126,3 +147,29 @@ def restart(argv: list[str]) -> int:
 
 def reconfig(argv: list[str]) -> int:
     return _command(Command.RECONFIG, argv)
+
+
+def master(argv: list[str]) -> int:
+    """condor_master: start the pool the configuration describes (``-f``: stay in the foreground)."""
+    p = argparse.ArgumentParser(prog="condor_master", description="Start the pool the configuration describes.")
+    p.add_argument("-f", action="store_true", help="run in the foreground")
+    p.add_argument("-t", action="store_true", help="(with -f) the master's log to the terminal as well")
+    p.add_argument("-n", metavar="NAME", help="(accepted for HTCondor's sake: one master per local directory)")
+    args = p.parse_args(argv)
+    layout = _layout("condor_master", None)
+    if layout is None:
+        return 1
+    named = os.environ.get("CONDOR_CONFIG")
+    if named and named != "ONLY_ENV" and not layout.config.exists() \
+            and Path(named).resolve() != layout.config.resolve():
+        layout.make()
+        layout.config.write_text(f"# Written by condor_master: the pool reads the configuration CONDOR_CONFIG "
+                                 f"named.\ninclude : {Path(named).resolve()}\n")
+    try:
+        pid = start_pool(layout, foreground=args.f)
+    except PoolNotRunning as e:
+        print(f"condor_master: {e}", file=sys.stderr)
+        return 1
+    if not args.f:
+        print(f"htcpool pool running in {layout.root} (master pid {pid})")
+    return 0 if not args.f else pid

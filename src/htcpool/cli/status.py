@@ -1,8 +1,15 @@
 """``htcpool status``: condor_status.
 
-    htcpool status [-long] [-json] [-af ATTR...] [-constraint EXPR] [-available] [-run]
-                   [-total] [-direct NAME] [-schedd|-negotiator|-master|-collector|-submitters|-defrag|-any]
+    htcpool status [-long|-json|-xml|-af[:jlhVrTY,tng] ATTR...|-format FMT ATTR...] [-attributes A,B]
+                   [-constraint EXPR] [-available] [-run] [-claimed] [-state] [-server] [-gpus]
+                   [-compact] [-startd] [-total] [-sort EXPR]... [-limit N] [-wide[:N]] [-direct NAME]
+                   [-schedd|-negotiator|-master|-collector|-submitters|-defrag|-any|-subsystem TYPE]
                    [NAME...]
+
+The output options are ``cli/options.py``'s. ``-claimed`` shows claimed slots in the ``-run``
+columns; ``-state``, ``-server``, ``-gpus`` (slots with GPUs) and ``-compact`` (a row per
+machine) are ``formats/status_views.py``'s; ``-startd`` is the default slot view. ``-sort EXPR``
+(repeatable) orders the ads by each expression in turn, ``-limit N`` keeps the first N.
 
 Slots by default (their machine ads from the collector); ``-direct NAME`` asks the
 startd named NAME (its machine or one of its slots) itself. ``-available`` keeps
@@ -45,8 +52,9 @@ from htcpool.cli.common import (
     startd_url,
     without_private,
 )
-from htcpool.cli.formats import format_autoformat, format_json, format_long, format_status
+from htcpool.cli.formats import format_status
 from htcpool.cli.formats.fields import fit_line, lookup_int, lookup_str
+from htcpool.cli.options import OptionError, render, take_output_options
 from htcpool.clock import local_zone
 from htcpool.protocol import AdList, QueryAds
 
@@ -74,10 +82,18 @@ DAEMON_VIEWS: dict[str, tuple[str, tuple[tuple[str, str, int], ...]]] = {
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="htcpool status", description="Show the pool's slots (condor_status).")
-    p.add_argument("-long", "-l", action="store_true", help="whole ads")
-    p.add_argument("-json", action="store_true", help="ads as JSON")
-    p.add_argument("-af", "-autoformat", nargs="+", metavar="ATTR", help="these attributes, one ad a line")
     p.add_argument("-constraint", metavar="EXPR", help="only ads for which EXPR is true")
+    p.add_argument("-claimed", action="store_true", help="claimed slots")
+    p.add_argument("-state", action="store_true", help="slots' states and how long they have been in them")
+    p.add_argument("-server", action="store_true", help="slots' memory, disk and benchmarks")
+    p.add_argument("-gpus", action="store_true", help="slots with GPUs")
+    p.add_argument("-compact", action="store_true", help="one row per machine")
+    p.add_argument("-startd", action="store_true", help="slots (the default)")
+    p.add_argument("-sort", action="append", metavar="EXPR", help="order the ads by EXPR (repeatable)")
+    p.add_argument("-limit", type=int, metavar="N", help="at most N ads")
+    p.add_argument("-subsystem", metavar="TYPE", help="ads of daemon TYPE (schedd, negotiator …)")
+    p.add_argument("-pool", metavar="HOST", help="(one pool: accepted for HTCondor's sake)")
+    p.add_argument("-expert", "-debug", action="store_true", help="(accepted for HTCondor's sake)")
     p.add_argument("-available", "-avail", action="store_true", help="slots willing to run jobs now")
     p.add_argument("-run", action="store_true", help="slots running jobs")
     p.add_argument("-total", "-totals", action="store_true", help="only the totals")
@@ -89,15 +105,57 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _daemon_view(args: argparse.Namespace) -> str | None:
+    if args.subsystem:
+        kind = args.subsystem.lower().removeprefix("condor_")
+        if kind in ("startd", "machine", "slot"):
+            return None
+        if kind not in DAEMON_VIEWS:
+            raise ToolError(f"-subsystem {args.subsystem}: expected one of startd, {', '.join(DAEMON_VIEWS)}")
+        return kind
     return next((kind for kind in DAEMON_VIEWS if getattr(args, kind)), None)
 
 
+def sort_ads(ads: list[ClassAd], exprs: Sequence[str], now: int) -> list[ClassAd]:
+    """``-sort``: by each expression in turn; numbers before strings, undefined last."""
+    from htcpool.classad import EvalContext, ExprTree, fixed_clock
+
+    trees = [ExprTree(e) for e in exprs]
+    context = EvalContext(clock=fixed_clock(now))
+
+    def key(ad: ClassAd) -> tuple[tuple[int, object], ...]:
+        out: list[tuple[int, object]] = []
+        for tree in trees:
+            value = tree.evaluate(ad, context=context)
+            if type(value) in (int, float, bool):
+                out.append((0, float(value)))
+            elif type(value) is str:
+                out.append((1, value.lower()))
+            else:
+                out.append((2, 0))
+        return tuple(out)
+
+    return sorted(ads, key=key)
+
+
+def _slot_view(args: argparse.Namespace) -> str:
+    for name in ("state", "server", "gpus", "compact"):
+        if getattr(args, name):
+            return name
+    return "total" if args.total else "run" if args.run or args.claimed else "default"
+
+
 def main(argv: list[str]) -> int:
-    args = _parser().parse_args(argv)
+    try:
+        rest, out = take_output_options(argv)
+    except OptionError as e:
+        print(f"htcpool status: {e}", file=sys.stderr)
+        return 1
+    args = _parser().parse_args(rest)
 
     def body() -> int:
         check_constraint(args.constraint)
-        check_expressions(args.af)
+        check_expressions(out.af)
+        check_expressions(args.sort, "-sort")
         kind = _daemon_view(args)
         if args.direct and kind is not None:
             raise ToolError(f"-direct asks a startd for its slots; it does not go with -{kind}")
@@ -110,6 +168,8 @@ def main(argv: list[str]) -> int:
             parts.append(AVAILABLE)
         if args.run:
             parts.append(RUNNING)
+        if args.claimed:
+            parts.append('State == "Claimed"')
         if args.names:
             parts.append(" || ".join(f"Name == {quote(n)} || Machine == {quote(n)}" for n in args.names))
         my_type = DAEMON_VIEWS[kind][0] if kind else "Machine"
@@ -122,20 +182,23 @@ def main(argv: list[str]) -> int:
             reply = request(client, "collector", query)
         ads = sorted(without_private(reply.ads if isinstance(reply, AdList) else []),
                      key=lambda a: (str(a.get("Machine", "")), _slot_order(str(a.get("Name", "")))))
-        if args.af:
-            sys.stdout.write(format_autoformat(ads, args.af, now=now))
-        elif args.long:
-            sys.stdout.write(format_long(ads))
-        elif args.json:
-            sys.stdout.write(format_json(ads))
+        if args.sort:
+            ads = sort_ads(ads, args.sort, now)
+        if args.limit is not None:
+            ads = ads[:max(0, args.limit)]
+        width = console_width() if out.wide is None else (out.wide or None)
+        try:
+            text = render(ads, out, now=now, zone=local_zone(now), ids=lambda ad: str(ad.get("Name", "")))
+        except OptionError as e:
+            raise ToolError(str(e)) from None
+        if text is not None:
+            sys.stdout.write(text)
         elif kind is not None:
             if not args.total:
-                sys.stdout.write(format_daemons(ads, DAEMON_VIEWS[kind][1], console_width(),
+                sys.stdout.write(format_daemons(ads, DAEMON_VIEWS[kind][1], width,
                                                 missing="None" if kind == "any" else "??"))
         else:
-            view = "total" if args.total else "run" if args.run else "default"
-            sys.stdout.write(format_status(ads, view=view, now=now, zone=local_zone(now),
-                                           width=console_width()))
+            sys.stdout.write(format_status(ads, view=_slot_view(args), now=now, zone=local_zone(now), width=width))
         return 0
 
     return run_tool("htcpool status", body)

@@ -3,12 +3,22 @@
     htcpool submit [-dry-run FILE] [-append LINE]... [-queue ARGS] [-batch-name NAME]
                    [SUBMIT_FILE | -] [name=value]...
 
+As condor_submit does, it reads the pool's configuration (``CONDOR_CONFIG``, else
+the personal pool's ``condor_config``, else HTCondor's standard places; none at
+all means HTCondor's defaults) for the submit knobs (``JOB_DEFAULT_REQUEST*``,
+``SUBMIT_ATTRS``, ``APPEND_REQ*`` … in ``htcpool.submit.settings``) and the
+machine's ``ARCH``, ``OPSYS`` and ``FILESYSTEM_DOMAIN``; then it asks the schedd
+for a new cluster id (``NewCluster``) before expanding the file, so ``$(Cluster)``
+is the id the jobs get, and sends the jobs in one ``Submit`` naming it.
+
 With ``-dry-run FILE`` the job ads are printed in condor_submit's dry-run
-format to FILE (``-`` for standard output) and nothing is submitted; warnings
-go to standard error as ``WARNING: …`` lines, errors as ``ERROR: …`` with
-exit status 1. This module is the boundary with the machine: it reads the
-clock, the environment, the user name and the disk and hands them to the
-submit core as a ``SubmitHost`` and a ``FileSystemView``.
+format to FILE (``-`` for standard output), nothing is submitted and the
+cluster is 1; warnings go to standard error as ``WARNING: …`` lines, errors as
+``ERROR: …`` with exit status 1. This module is the boundary with the machine:
+it reads the clock, the environment, the user name and the disk and hands them
+to the submit core as a ``SubmitHost`` and a ``FileSystemView``. It imports
+only what submitting needs (the schedd is reached through ``cli.wire``), so the
+command starts fast (docs/performance.md).
 """
 
 from __future__ import annotations
@@ -19,9 +29,13 @@ import os
 import platform
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from htcpool.clock import wall_clock
-from htcpool.submit import SubmitError, SubmitHost, format_dry_run, submit_description
+from htcpool.submit import SubmitError, SubmitHost, SubmitSettings, submit_description
+
+if TYPE_CHECKING:
+    from htcpool.cli.wire import WireClient
 
 
 class DiskFileSystem:
@@ -47,12 +61,48 @@ class DiskFileSystem:
             return None
 
 
-def local_host() -> SubmitHost:
-    """The submitting user and machine as this process sees them."""
+class SubmitConfigError(Exception):
+    """The pool's configuration cannot be read, or a submit knob in it is malformed."""
+
+
+def _config_root() -> str | None:
+    """CONDOR_CONFIG's file (None: let the reader look), else the personal pool's, else None."""
+    if "CONDOR_CONFIG" in os.environ:
+        return None
+    from htcpool.runtime.layout import default_local_dir
+
+    path = default_local_dir() / "condor_config"
+    return str(path) if path.exists() else None
+
+
+def pool_settings() -> tuple[SubmitSettings, dict[str, str]]:
+    """The submit knobs and the machine facts (ARCH, OPSYS, FILESYSTEM_DOMAIN) of the pool's
+    configuration; HTCondor's defaults when there is no configuration at all."""
+    from htcpool.config import ConfigError, read_config
+    from htcpool.config.files import find_root_config
+    from htcpool.submit import settings_from_config
+
+    root = _config_root()
+    if root is None and find_root_config(dict(os.environ)) is None:
+        return SubmitSettings(), {}
+    try:
+        config = read_config(root, subsystem="SUBMIT", clock=wall_clock)
+        settings = settings_from_config(config.get_str)
+        facts = {k: v for k in ("ARCH", "OPSYS", "FILESYSTEM_DOMAIN") if (v := config.get_str(k))}
+    except (ConfigError, ValueError) as e:
+        raise SubmitConfigError(f"the configuration: {e}") from None
+    return settings, facts
+
+
+def local_host(facts: dict[str, str] | None = None) -> SubmitHost:
+    """The submitting user and machine as this process sees them (``facts`` from the
+    configuration take precedence)."""
+    facts = facts or {}
     machine = platform.machine().upper().replace("AMD64", "X86_64")
     return SubmitHost(user=getpass.getuser(), cwd=os.getcwd(), now=int(wall_clock()),
-                      environ=dict(os.environ), arch=machine, opsys=platform.system().upper(),
-                      file_system_domain=platform.node() or "localhost")
+                      environ=dict(os.environ), arch=facts.get("ARCH", machine),
+                      opsys=facts.get("OPSYS", platform.system().upper()),
+                      file_system_domain=facts.get("FILESYSTEM_DOMAIN", platform.node() or "localhost"))
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -84,16 +134,34 @@ def main(argv: list[str]) -> int:
         print(f"ERROR: Failed to open command file ({e.strerror})", file=sys.stderr)
         return 1
     try:
-        result = submit_description(text, file="" if name == "-" else name, host=local_host(),
-                                    fs=DiskFileSystem(), extra_commands=extra,
-                                    queue_args=options.queue)
+        settings, facts = pool_settings()
+    except SubmitConfigError as e:
+        print(f"ERROR: {e}", file=sys.stderr)
+        return 1
+    owner = getpass.getuser()
+    schedd: WireClient | None = None
+    cluster = 1  # condor_submit -dry-run numbers the cluster 1
+    if options.dry_run is None:
+        from htcpool.cli.wire import WireError
+        try:
+            schedd = _schedd()
+            cluster = _new_cluster(schedd, owner)
+        except (WireError, OSError) as e:
+            print(f"\nERROR: Failed submitting the job(s): {e}", file=sys.stderr)
+            return 1
+    try:
+        result = submit_description(text, file="" if name == "-" else name, host=local_host(facts),
+                                    fs=DiskFileSystem(), settings=settings, cluster_id=cluster,
+                                    extra_commands=extra, queue_args=options.queue)
     except SubmitError as e:
         print(f"ERROR: {e}", file=sys.stderr)
         return 1
     for warning in result.warnings:
         print(f"WARNING: {warning}", file=sys.stderr)
-    if options.dry_run is None:
-        return _submit_to_schedd(result.jobs, options.terse)
+    if schedd is not None:
+        return _submit_to_schedd(schedd, owner, cluster, result.jobs, options.terse)
+    from htcpool.submit import format_dry_run
+
     listing = format_dry_run(result.jobs, result.cluster_id)
     if options.dry_run == "-":
         sys.stdout.write(listing)
@@ -102,27 +170,52 @@ def main(argv: list[str]) -> int:
     return 0
 
 
-def _submit_to_schedd(jobs: list, terse: bool) -> int:
+def _schedd() -> WireClient:
+    """A connection to the personal pool's schedd."""
+    from htcpool.cli.wire import WireClient, WireError
+    from htcpool.runtime.layout import PoolLayout, default_local_dir
+
+    layout = PoolLayout(default_local_dir())
+    try:
+        token = layout.read_token()
+    except FileNotFoundError:
+        raise WireError(f"no pool in {layout.root} (run `htcpool up`)") from None
+    url = layout.read_address("schedd")
+    if url is None:
+        raise WireError(f"the schedd of the pool in {layout.root} is not running (run `htcpool up`)")
+    return WireClient(url, token)
+
+
+def _new_cluster(schedd: WireClient, owner: str) -> int:
+    from htcpool.protocol.schedd import NewCluster
+
+    reply = schedd.send(NewCluster(owner))
+    return int(reply.cluster)
+
+
+def _submit_to_schedd(schedd: WireClient, owner: str, cluster: int, jobs: list, terse: bool) -> int:
     """Send the cluster to the pool's schedd and print what condor_submit prints."""
+    from htcpool.cli.wire import WireError
     from htcpool.protocol import Submit
-    from htcpool.runtime.http import RequestRefused
-    from htcpool.runtime.pool import PoolClient, PoolNotRunning, local_layout
 
     if not jobs:
         print("ERROR: no jobs queued", file=sys.stderr)
         return 1
     try:
-        client = PoolClient(local_layout())
-        reply = client.send("schedd", Submit(getpass.getuser(), tuple(jobs)))
-    except (PoolNotRunning, RequestRefused) as e:
+        reply = schedd.send(Submit(owner, tuple(jobs), cluster))
+    except WireError as e:
         print(f"\nERROR: Failed submitting the job(s): {e}", file=sys.stderr)
         return 1
+    finally:
+        schedd.close()
     for warning in reply.warnings:
         print(f"WARNING: {warning}", file=sys.stderr)
     if terse:
         last = reply.count - 1
         print(f"{reply.cluster}.0 - {reply.cluster}.{last}")
     else:
-        from htcpool.cli.formats import format_submit_result
-        sys.stdout.write(format_submit_result([(reply.cluster, reply.count)]))
+        # condor_submit's report, as ``cli.formats.format_submit_result`` writes it for many
+        # clusters; written here for one so that submitting does not import every formatter
+        print(f"Submitting job(s){'.' * reply.count}\n{reply.count} job(s) submitted to cluster "
+              f"{reply.cluster}.\nTo monitor your job(s), run: condor_watch_q -clusters {reply.cluster}")
     return 0

@@ -41,7 +41,8 @@ from dataclasses import dataclass, field, replace
 
 from htcpool.classad import ClassAd, ClassAdError, EvalContext, ExprTree, fixed_clock
 from htcpool.negotiator.accountant import CLAIMED_LIKE, Accountant, SlotWeigher
-from htcpool.negotiator.exprinfo import closure, expression_shape, literal, number, with_values
+from htcpool.classad.nodes import Literal
+from htcpool.negotiator.exprinfo import closure, expression_shape, literal, number, shape_closure, with_values
 from htcpool.negotiator.globalprios import fan_out
 from htcpool.negotiator.grouprounds import negotiate_groups
 from htcpool.negotiator.groups import GroupTree
@@ -269,7 +270,7 @@ class NegotiationCycle:
         for ad, shape in zip(slots, shape_of, strict=True):
             if shape not in shapes:
                 shapes.add(shape)
-                own, other = closure(ad, list(ad._exprs.values()))
+                own, other = shape_closure(shape, ad, [n for n in ad._exprs.values() if type(n) is not Literal])
                 slot_side |= other
                 slot_own |= own
         slot_side |= closure(ClassAd(), list(nodes.values()))[1]

@@ -16,8 +16,9 @@ of the first and last steps are here, so every driver follows the same ones:
   ``MatchInfo`` for the schedd. The claim id is the slot's own (``ClaimId``) for an idle slot or a
   partitionable slot, the pre-made ``PreemptClaimId`` for a preemption of a whole slot; the claim
   ids of dynamic slots a partitionable-slot preemption frees go with it. The schedd gets the slot
-  ad without its claim ids. A slot without a claim id or an address gives None: the match is
-  dropped.
+  ad without its claim ids, and the match's accounting group, negotiating group and autoregroup
+  flag, which end up in the claimed slot's ``RemoteGroup``, ``RemoteNegotiatingGroup`` and
+  ``RemoteAutoregroup``. A slot without a claim id or an address gives None: the match is dropped.
 """
 
 from __future__ import annotations
@@ -94,5 +95,7 @@ def match_messages(match: Match, slots: Mapping[str, ClassAd]) -> MatchMessages 
     for attr in CLAIM_ID_ATTRS:
         if attr in public:
             del public[attr]
-    info = MatchInfo(claim_id, public, match.job[0], match.job[1], match.submitter, freed)
+    info = MatchInfo(claim_id, public, match.job[0], match.job[1], match.submitter, freed,
+                     group=match.group or "", negotiating_group=match.negotiating_group,
+                     autoregroup=match.autoregroup)
     return MatchMessages(startd, MatchNotification(claim_id), match.schedd, info)

@@ -8,7 +8,8 @@
 * ``closure(ad, nodes)``: those references followed through the ad's own attributes (``START`` in
   ``Requirements = START``), giving every name of the ad and of the other ad that can matter.
 * ``expression_shape(ad)``: a key equal for ads that differ only in literal values, whose closures
-  are therefore equal (a pool's slot ads mostly share a few shapes).
+  are therefore equal (a pool's slot ads mostly share a few shapes); ``shape_closure`` remembers
+  closures by shape across cycles, so an unchanged slot costs a shape and a dictionary lookup.
 * ``literal(ad, name, context)``: an attribute's value, read off a literal without evaluating.
 * ``with_values(ad, values)``: a copy of an ad with attributes set to plain values, as
   ``ad[name] = value`` would set them (the ephemeral attributes of request and slot ads).
@@ -100,10 +101,39 @@ def value_key(node: Node | None) -> Any:
     return text
 
 
-def expression_shape(ad: ClassAd) -> tuple[tuple[str, int | None], ...]:
-    """Equal for ads that define the same names with the same expression objects, whatever their
-    literal values: such ads have the same ``closure`` for any nodes, so it is computed once."""
-    return tuple((k, None if type(n) is Literal else id(n)) for k, n in ad._exprs.items())
+def expression_shape(ad: ClassAd) -> Shape:
+    """Equal for ads that define the same names, in the same order, with the same expression
+    objects, whatever their literal values: such ads have the same ``closure`` for any nodes, so
+    it is computed once (``shape_closure``). The names, then per name the id of its expression
+    node or None for a literal."""
+    exprs = ad._exprs
+    return (tuple(exprs), tuple([None if type(n) is Literal else id(n) for n in exprs.values()]))
+
+
+Shape = tuple[tuple[str, ...], tuple[int | None, ...]]
+
+#: (shape, ids of the nodes) -> (own, other, what keeps the ids alive): kept across cycles, since
+#: a pool's slot ads keep their few shapes while only their literal values move
+_closure_cache: dict[tuple[Shape, tuple[int, ...]], tuple[frozenset[str], frozenset[str], object]] = {}
+CLOSURE_CACHE_SIZE = 20_000
+
+
+def shape_closure(shape: Shape, ad: ClassAd, nodes: Sequence[Node]) -> tuple[frozenset[str], frozenset[str]]:
+    """``closure(ad, nodes)`` for an ad of ``shape`` (``expression_shape(ad)``), remembered by the
+    shape and the nodes' identities. The entry keeps the ad's expression nodes and the nodes
+    alive, so no id in its key can be reused by another object while it is held; an ad whose
+    expressions changed has another shape and is followed afresh."""
+    key = (shape, tuple([id(n) for n in nodes]))
+    hit = _closure_cache.get(key)
+    if hit is not None:
+        return hit[0], hit[1]
+    own, other = closure(ad, nodes)
+    alive = (tuple([n for n in ad._exprs.values() if type(n) is not Literal]), tuple(nodes))
+    result = (frozenset(own), frozenset(other), alive)
+    if len(_closure_cache) >= CLOSURE_CACHE_SIZE:
+        _closure_cache.clear()
+    _closure_cache[key] = result
+    return result[0], result[1]
 
 
 def literal(ad: ClassAd, name: str, context: EvalContext, default: Any = None) -> Any:

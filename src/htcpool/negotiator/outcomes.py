@@ -32,6 +32,8 @@ class Match:
     #: with NEGOTIATOR_DEPTH_FIRST, the further jobs of the request the schedd packs into the slot
     packed_jobs: tuple[tuple[int, int], ...] = ()
     concurrency_limits: str = ""  # MatchedConcurrencyLimits (lower-cased)
+    #: the submitter's accounting group (SubmitterGroup, passed on as RemoteGroup); None without groups
+    group: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -203,6 +203,8 @@ def _record(cyc: NegotiationCycle, s: SubmitterState, jid: tuple[int, int], cand
             cost: float, negotiating_group: str, autoregroup: bool,
             packed: tuple[tuple[int, int], ...] = (), limits: str = "") -> None:
     t = cyc.table
+    groups = cyc.groups
+    group = groups.assigned_group(s.name) if groups is not None and groups.has_groups else None
     preempted = None
     if cand.state is not PreemptState.NONE and not cand.dslots:
         preempted = t.remote_users[cand.index]
@@ -221,6 +223,7 @@ def _record(cyc: NegotiationCycle, s: SubmitterState, jid: tuple[int, int], cand
             consumed=cand.evaluation.consumed,
             packed_jobs=packed,
             concurrency_limits=limits,
+            group=group,
         )
     )
     cyc.stats.matches += 1

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 from htcpool.classad import ClassAd, EvalContext, ExprTree
 from htcpool.classad.nodes import Literal, Node
-from htcpool.negotiator.exprinfo import closure, expression_shape, literal, number, value_key
+from htcpool.negotiator.exprinfo import Shape, expression_shape, literal, number, shape_closure, value_key
 from htcpool.negotiator.outcomes import PreemptState
 
 RANK_COMPONENTS = ("pre", "post", "startd_rank", "preq", "prank")
@@ -114,7 +114,7 @@ class SlotTable:
         weights: Sequence[float] | None = None,
         candidate: Sequence[bool] | None = None,
         live_names: frozenset[str] = frozenset(),
-        shapes: Sequence[Hashable] | None = None,
+        shapes: Sequence[Shape] | None = None,
         identity: Callable[[ClassAd], Hashable] | None = None,
     ) -> None:
         self.ads: list[ClassAd] = list(slots)
@@ -122,7 +122,7 @@ class SlotTable:
         #: each slot's remote user, as preemption sees it (None for an unclaimed slot)
         self.remote_users: list[str | None] = [remote_user_for_preemption(a, context) for a in self.ads]
         #: ``expression_shape`` of each ad (ads of one shape have the same closures)
-        self.shapes: list[Hashable] = list(shapes) if shapes is not None else [expression_shape(a) for a in self.ads]
+        self.shapes: list[Shape] = list(shapes) if shapes is not None else [expression_shape(a) for a in self.ads]
         self.names: list[str] = [str(literal(a, "Name", context, "")) for a in self.ads]
         #: each slot's SlotWeight (``weigh`` of its current ad; given, or weighed here)
         self.weights: list[float] = list(weights) if weights is not None else [weigh(a) for a in self.ads]
@@ -152,11 +152,11 @@ class SlotTable:
             if cp:
                 req += [ad._exprs[f"consumption{r.lower()}"] for r in cp]
                 match_names |= {r.lower() for r in cp} | {"machineresources"}
-            own, other = closure(ad, req)
+            own, other = shape_closure(self.shapes[i], ad, req)
             match_names |= own
             job_refs |= other
             rank_nodes = [n for n in (ad._exprs.get("rank"),) if n is not None]
-            own, _ = closure(ad, rank_nodes + list(policy_nodes.values()))
+            own, _ = shape_closure(self.shapes[i], ad, rank_nodes + list(policy_nodes.values()))
             rank_names |= own
         self.match_names = tuple(sorted(match_names))
         #: the job attributes the slots' Requirements (and consumption policies) can read
@@ -233,7 +233,7 @@ class SlotTable:
                 len(self.full_classes), m, ad, [], remote is not None, remote, current,
                 consumption=self.cp_resources[i] is not None,
             )
-            self._analyse(f)
+            self._analyse(f, self.shapes[i])
             self.full_classes[fkey] = f
             m.full.append(f)
         f.slots.append(i)
@@ -249,8 +249,9 @@ class SlotTable:
             if f is not None:
                 f.match_class.left -= 1
 
-    def _analyse(self, f: FullClass) -> None:
-        """Which rank components read the job; evaluate the others once for the class."""
+    def _analyse(self, f: FullClass, shape: Shape) -> None:
+        """Which rank components read the job; evaluate the others once for the class (whose
+        representative's ``expression_shape`` is ``shape``)."""
         dependent = set()
         for comp in RANK_COMPONENTS:
             if comp in ("startd_rank", "preq", "prank") and not f.claimed:
@@ -259,7 +260,7 @@ class SlotTable:
             if node is None:
                 f.static[comp] = 0.0
                 continue
-            own, other = closure(f.rep, [node])
+            own, other = shape_closure(shape, f.rep, [node])
             if other & self.job_universe or own & self.live_names:
                 dependent.add(comp)
             else:

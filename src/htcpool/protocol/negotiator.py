@@ -36,7 +36,13 @@ class IdleJobs:
 
 @dataclass(frozen=True, slots=True)
 class MatchInfo:
-    """The negotiator tells a schedd: ``job`` may claim the slot with ``claim_id``."""
+    """The negotiator tells a schedd: ``job`` may claim the slot with ``claim_id``.
+
+    ``group``, ``negotiating_group`` and ``autoregroup`` are the job's accounting group, the group
+    whose round made the match and whether it was an autoregroup round (HTCondor's offer carries
+    them as ``RemoteGroup``, ``RemoteNegotiatingGroup``, ``RemoteAutoregroup``); the schedd puts
+    them in its claim request, and the startd publishes them in the claimed slot's ad. ``group`` is
+    empty when the pool has no accounting groups."""
 
     claim_id: str
     slot_ad: ClassAd
@@ -44,6 +50,9 @@ class MatchInfo:
     proc: int
     submitter: str
     preempt_claim_ids: tuple[str, ...] = ()
+    group: str = ""
+    negotiating_group: str = ""
+    autoregroup: bool = False
 
 
 @dataclass(frozen=True, slots=True)

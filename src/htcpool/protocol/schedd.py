@@ -14,13 +14,16 @@ from htcpool.classad import ClassAd
 
 
 class JobActionKind(StrEnum):
-    """condor_hold, condor_release, condor_rm, condor_vacate_job and condor_prio."""
+    """condor_hold, condor_release, condor_rm, condor_vacate_job, condor_prio, condor_suspend and
+    condor_continue."""
 
     HOLD = "hold"
     RELEASE = "release"
     REMOVE = "remove"
     VACATE = "vacate"
     PRIO = "prio"
+    SUSPEND = "suspend"
+    CONTINUE = "continue"
 
 
 class JobEvent(StrEnum):
@@ -37,11 +40,32 @@ class JobEvent(StrEnum):
 
 
 @dataclass(frozen=True, slots=True)
+class NewCluster:
+    """condor_submit's first question: reserve the next cluster id for the owner's Submit.
+
+    condor_submit expands ``$(Cluster)`` with the id this returns, then sends the jobs in a
+    ``Submit`` naming it; an id reserved and never used is simply skipped.
+    """
+
+    owner: str
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterReserved:
+    cluster: int
+
+
+@dataclass(frozen=True, slots=True)
 class Submit:
-    """condor_submit: one cluster of job ads made by the submit core on the client."""
+    """condor_submit: one cluster of job ads made by the submit core on the client.
+
+    ``cluster`` is the id a ``NewCluster`` reserved for the owner (the ads already carry
+    it); 0 lets the schedd number the cluster itself.
+    """
 
     owner: str
     ads: tuple[ClassAd, ...]
+    cluster: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +106,20 @@ class JobAction:
 
 
 @dataclass(frozen=True, slots=True)
+class EditJobs:
+    """condor_qedit: set each of ``attributes`` to the ClassAd expression text at the same place
+    in ``values``, in the jobs that ``targets`` (``cluster``, ``cluster.proc``, user names) or
+    ``constraint`` select. The reply is an ``ActionResult``: the job ids changed, and why the
+    others were not."""
+
+    user: str
+    attributes: tuple[str, ...]
+    values: tuple[str, ...]
+    targets: tuple[str, ...] = ()
+    constraint: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class ActionResult:
     """Per target: the job ids acted on and the errors met."""
 
@@ -113,6 +151,12 @@ class JobUpdate:
     message: str = ""
     #: "provisioned": what the slot gives the job (Cpus/Memory/Disk/GPUsProvisioned, CondorScratchDir)
     resources: Mapping[str, Any] = field(default_factory=dict)
+    disk_usage_kb: int = 0  # the scratch directory's size (DiskUsage)
+    cpus_usage: float = 0.0  # cores used on average since the job began (CpusUsage)
+    #: "exited": the starter ended the job and asks for it to be held (HoldReasonCode, SubCode),
+    #: ``message`` being the reason (a job over its cgroup memory limit: 34)
+    hold_code: int = 0
+    hold_subcode: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Any
 
 from htcpool.classad import ClassAd
 from htcpool.protocol.admin import How
@@ -136,6 +137,17 @@ class FinalJobUpdate:
 
 
 @dataclass(frozen=True, slots=True)
+class JobUsage:
+    """The starter measured the claim's job: ``attributes`` (HTCondor's names: ``ResidentSetSize``,
+    ``MemoryUsage``, ``ImageSize``, ``DiskUsage``, ``CpusUsage``, ``RemoteUserCpu`` …) go into
+    the startd's copy of the job ad, where its policy expressions read them."""
+
+    slot: str
+    claim_id: str
+    attributes: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
 class BenchmarksFinished:
     slot: str
     mips: int = 0
@@ -162,12 +174,19 @@ class Vacate:
 
 @dataclass(frozen=True, slots=True)
 class SuspendClaim:
+    """Suspend the job of ``slot`` (condor_suspend, through the schedd). ``claim_id``, when given,
+    must be the slot's claim: a message about a claim that has ended does nothing."""
+
     slot: str
+    claim_id: str = ""
 
 
 @dataclass(frozen=True, slots=True)
 class ContinueClaim:
+    """Resume a suspended job (condor_continue); ``claim_id`` as in ``SuspendClaim``."""
+
     slot: str
+    claim_id: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,7 +214,7 @@ class CancelDrain:
 
 
 Message = (SensorReadings | MatchNotification | RequestClaim | ActivateClaim | DeactivateClaim
-           | ReleaseClaim | Alive | StarterExited | FinalJobUpdate | BenchmarksFinished
+           | ReleaseClaim | Alive | StarterExited | FinalJobUpdate | JobUsage | BenchmarksFinished
            | BackfillClientStarted | BackfillClientExited | Vacate | SuspendClaim | ContinueClaim
            | Shutdown | Drain | CancelDrain)
 

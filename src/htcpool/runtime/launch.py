@@ -42,6 +42,8 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
+from htcpool.runtime.cgroups import CgroupSpec
+
 if TYPE_CHECKING:  # the starter imports this module; it needs no ClassAd machinery
     from htcpool.classad import ClassAd, EvalContext
 
@@ -77,6 +79,12 @@ class LaunchSpec:
     usage_interval: float = DEFAULT_USAGE_INTERVAL
     machine_ad_text: str = ""
     wrapper: str = ""
+    #: the job's cgroup (``runtime.confinement``), None to run it without one; ``usage_interval``
+    #: is CGROUP_POLLING_INTERVAL, the usage reported every ``update_interval``
+    #: (STARTER_UPDATE_INTERVAL), the first after ``initial_update_interval``
+    cgroup: CgroupSpec | None = None
+    update_interval: float = DEFAULT_USAGE_INTERVAL
+    initial_update_interval: float = DEFAULT_USAGE_INTERVAL
 
     @property
     def job_ad_path(self) -> str:
@@ -103,6 +111,7 @@ class LaunchSpec:
         out["environment"] = dict(self.environment)
         out["transfer_input"] = list(self.transfer_input)
         out["transfer_output"] = list(self.transfer_output)
+        out["cgroup"] = None if self.cgroup is None else self.cgroup.to_json()
         return out
 
     @classmethod
@@ -133,6 +142,9 @@ class LaunchSpec:
                 usage_interval=float(data.get("usage_interval", DEFAULT_USAGE_INTERVAL)),
                 machine_ad_text=str(data.get("machine_ad_text", "")),
                 wrapper=str(data.get("wrapper", "")),
+                cgroup=CgroupSpec.from_json(data.get("cgroup")),
+                update_interval=float(data.get("update_interval", DEFAULT_USAGE_INTERVAL)),
+                initial_update_interval=float(data.get("initial_update_interval", DEFAULT_USAGE_INTERVAL)),
             )
         except (KeyError, TypeError, ValueError) as e:
             raise LaunchError(f"malformed launch description: {e!r}") from None

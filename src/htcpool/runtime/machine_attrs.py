@@ -4,7 +4,9 @@ The startd core publishes slots and resources; the attributes that describe the
 machine itself come from here: the platform (``Arch``, ``OpSys`` and the
 ``OpSys…`` family, from the configuration's probed values), the domains
 (``FILESYSTEM_DOMAIN``, ``UID_DOMAIN``), the version strings that submit's
-generated Requirements test, and what htcpool's starter can do.
+generated Requirements test, and what htcpool's starter can do, container runtimes
+included (``HasContainer``, ``HasDocker`` …: only those a test container ran with,
+``container_probe``).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from htcpool.config import Config
+from htcpool.runtime.container_probe import probe_machine
 
 #: the HTCondor release whose behaviour htcpool follows (condor_submit's Requirements test it)
 CONDOR_VERSION = "25.14.0"
@@ -49,4 +52,6 @@ def machine_attributes(config: Config) -> dict[str, Any]:
     major = config.get_int("OPSYSMAJORVER", subsystem="STARTD")
     if major is not None:
         attrs["OpSysMajorVer"] = major
+    attrs.update(probe_machine(config))
     return attrs
+

@@ -20,7 +20,10 @@ what to advertise, how a restarted schedd finds its running jobs. This driver:
   jobs that have just left the queue, and logs the core's warnings (a job whose
   periodic expressions cannot be evaluated, a transform that failed);
 * arms the daemon's timer from the core's ``next_deadline`` and calls its
-  ``handle_timer``.
+  ``handle_timer``;
+* runs the local and scheduler universe jobs the core starts (``StartLocalJob``,
+  ``StopLocalJob``) with the execute point's starters (``runtime/local_universe.py``),
+  handing their reports back to the core one at a time, in order.
 """
 
 from __future__ import annotations
@@ -28,7 +31,10 @@ from __future__ import annotations
 import asyncio
 import getpass
 import logging
+import os
+import time
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -49,14 +55,18 @@ from htcpool.protocol import (
 from htcpool.runtime.daemon import Daemon, daemon_config
 from htcpool.runtime.http import RequestRefused
 from htcpool.runtime.joblog import UserLogWriter
+from htcpool.runtime.local_universe import LocalUniverse
 from htcpool.runtime.store import SqliteQueueStore
 from htcpool.schedd import (
     Action,
     AskStartd,
+    LocalJobReport,
     Schedd,
     ScheddError,
     ScheddSettings,
     StartdUnreachable,
+    StartLocalJob,
+    StopLocalJob,
     ToCollector,
     ToNegotiator,
     ToStartd,
@@ -104,7 +114,11 @@ class ScheddService:
         jobs, next_cluster = self.store.load()
         self.core = Schedd(settings_for_schedd(config, self.name, "", self.zone), daemon.clock(),
                            store=RecordingStore(self.store, self.logs), jobs=jobs,
-                           next_cluster=next_cluster, host=host)
+                           next_cluster=next_cluster, host=host, schedd_is_root=os.geteuid() == 0)
+        self.local = LocalUniverse(_local_execute(daemon), daemon.layout.log / "LocalStarterLog",
+                                   self._local_report, daemon.clock)
+        self._local_reports: asyncio.Queue[LocalJobReport] = asyncio.Queue()
+        self._local_task: asyncio.Task[None] | None = None
         self.ready = asyncio.Event()
         self._requests: dict[type, Callable[[Any, float], Awaitable[Any]]] = {
             **{message_type: self._to_core for message_type in REQUEST_TYPES},
@@ -122,16 +136,23 @@ class ScheddService:
             ToNegotiator: self._to_negotiator,
             ToCollector: self._to_collector,
             AskStartd: self._ask_startd,
+            StartLocalJob: self._start_local,
+            StopLocalJob: self._stop_local,
         }
 
     # ------------------------------------------------------------------ lifecycle
     async def start(self) -> None:
+        self._local_task = asyncio.get_running_loop().create_task(self._local_reports_to_core())
         outcome = self.core.start(self.daemon.clock(), self.daemon.url, self.daemon.sinful)
         await self._carry(outcome.actions)
+        self._log_problems()
         self._flush_logs()
         self.ready.set()
 
     async def stop(self, how: str) -> None:
+        await self.local.close()
+        if self._local_task is not None:
+            self._local_task.cancel()
         await self._carry(self.core.stop().actions)
         await asyncio.sleep(0.1)
         self.store.close()
@@ -179,8 +200,10 @@ class ScheddService:
         """Re-read the configuration: the queue's policies and the schedd's intervals."""
         config = self.daemon.config = daemon_config(self.daemon.layout, "SCHEDD")
         settings = self.core.settings
-        self.core.reconfigure(settings_for_schedd(config, settings.schedd_name, settings.schedd_address, self.zone))
-        return Ok("reconfigured")
+        self.core.reconfigure(settings_for_schedd(config, settings.schedd_name, settings.schedd_address, self.zone),
+                              now)
+        problems = self._log_problems()
+        return Ok("reconfigured" + "".join(f"\nWARNING: {problem}" for problem in problems))
 
     async def _reschedule(self, message: DaemonCommand, now: float) -> Any:
         return await self._to_core(Reschedule("condor_reschedule"), now)
@@ -217,6 +240,27 @@ class ScheddService:
             log.info("claim %s still alive on %s: reconnecting", claim_id, answer.slot)
         await self._carry(self.core.handle(answer, self.daemon.clock()).actions)
 
+    async def _start_local(self, action: StartLocalJob) -> None:
+        self.local.start(action)
+
+    async def _stop_local(self, action: StopLocalJob) -> None:
+        await self.local.stop(action)
+
+    def _local_report(self, report: LocalJobReport) -> None:
+        self._local_reports.put_nowait(report)
+
+    async def _local_reports_to_core(self) -> None:
+        """Hand the local runs' reports to the core, in the order the starters wrote them."""
+        while True:
+            report = await self._local_reports.get()
+            try:
+                await self._carry(self.core.handle(report, self.daemon.clock()).actions)
+            except ScheddError as e:
+                log.warning("local run %s: %s", report.update.claim_id, e)
+            finally:
+                self._flush_logs()
+                self.daemon.poke()
+
     def _flush_logs(self) -> None:
         for event, ad in self.core.take_log_events():
             self.logs.write(event, ad)
@@ -230,9 +274,21 @@ class ScheddService:
     async def on_timer(self, now: float) -> None:
         await self.ready.wait()
         try:
-            await self._carry(self.core.handle_timer(now).actions)
+            periodic_due = now >= self.core.queue.next_deadline(now)
+            started = time.perf_counter()
+            outcome = self.core.handle_timer(now)
+            if periodic_due:  # PERIODIC_EXPR_TIMESLICE: the core spaces its passes by their cost
+                self.core.note_periodic_cost(time.perf_counter() - started)
+            await self._carry(outcome.actions)
         finally:
             self._flush_logs()
+
+    def _log_problems(self) -> list[str]:
+        """Log the knobs the schedd could not use (it runs on with their defaults)."""
+        problems = self.core.configuration_problems()
+        for problem in problems:
+            log.warning("configuration: %s", problem)
+        return problems
 
 
 def settings_for_schedd(config: Config, name: str, address: str, zone: int) -> ScheddSettings:
@@ -242,10 +298,20 @@ def settings_for_schedd(config: Config, name: str, address: str, zone: int) -> S
         return config.get_str(knob, subsystem="SCHEDD") if config.is_defined(knob, subsystem="SCHEDD") \
             else config.table_default(knob, subsystem="SCHEDD")
 
-    settings = schedd_settings(get, _read_file)
+    def raw(knob: str) -> str | None:  # transform bodies: $(MY.attr) is the schedd's to expand
+        return config.raw(knob, subsystem="SCHEDD")
+
+    settings = schedd_settings(get, _read_file, raw)
     settings.schedd_name, settings.schedd_address, settings.local_zone = name, address, zone
-    settings.schedd_interval = int(config.get_int("SCHEDD_INTERVAL") or 300)
     return settings
+
+
+def _local_execute(daemon: Daemon) -> Path:
+    """Where local runs get their scratch directories: ``LOCAL_UNIV_EXECUTE``, by default
+    ``local_univ_execute`` in the spool directory."""
+    configured = daemon.config.get_str("LOCAL_UNIV_EXECUTE") \
+        if daemon.config.is_defined("LOCAL_UNIV_EXECUTE") else None
+    return Path(configured) if configured else daemon.layout.spool / "local_univ_execute"
 
 
 def _read_file(path: str) -> str | None:

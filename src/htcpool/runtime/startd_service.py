@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import shutil
 import time
 from collections.abc import Awaitable, Callable
@@ -72,10 +73,13 @@ from htcpool.protocol import (
 )
 from htcpool.protocol import startd as m
 from htcpool.runtime.backfill import BackfillClients
+from htcpool.runtime.confinement import enforcement_from_config
 from htcpool.runtime.daemon import Daemon
+from htcpool.runtime.device_env import DeviceEnvironment
 from htcpool.runtime.http import RequestRefused
 from htcpool.runtime.local_names import execute_dir, startd_name, starter_log
 from htcpool.runtime.machine_attrs import machine_attributes
+from htcpool.runtime.resource_inventory import run_inventories
 from htcpool.runtime.sensors import HostSensors, ScriptedSensors, benchmark
 from htcpool.runtime.startd_ads import FreedSlots, leftovers, provisioned, slot_update
 from htcpool.runtime.starters import Starters
@@ -86,6 +90,7 @@ from htcpool.startd import (
     StartdUsageError,
     settings_from_config,
 )
+from htcpool.startd.layout import with_inventory
 
 log = logging.getLogger("htcpool.startd")
 
@@ -104,15 +109,18 @@ class StartdService:
         now = daemon.clock()
         execute = execute_dir(daemon.layout, config, daemon.local_name)
         execute.mkdir(parents=True, exist_ok=True)
-        self.settings = replace(settings_from_config(cast(ConfigSource, config)), machine_attrs=machine_attributes(config),
-                                hostname=startd_name(config, daemon.local_name))
+        settings = replace(settings_from_config(cast(ConfigSource, config)), machine_attrs=machine_attributes(config),
+                           hostname=startd_name(config, daemon.local_name))
+        self.settings, inventory = with_inventory(settings, run_inventories(settings, os.environ))
         disk_kib = int(shutil.disk_usage(execute).free // 1024)
-        self.core = Startd(self.settings, now, disk=disk_kib, local_zone=local_zone())
+        self.core = Startd(self.settings, now, inventory=inventory, disk=disk_kib, local_zone=local_zone())
+        self.device_env = DeviceEnvironment.from_config(config, self.core.inventory.names())
         self.sensors = ScriptedSensors(daemon.layout.sensors, HostSensors(str(execute)))
         self.polling = float(config.get_int("POLLING_INTERVAL") or 5)
         self.next_sensing = now
         self.starters = Starters(execute, starter_log(daemon.layout, daemon.local_name), self._report,
-                                 self._starter_exited, clock=daemon.clock, wrapper=config.get_str("USER_JOB_WRAPPER"))
+                                 self._starter_exited, clock=daemon.clock, wrapper=config.get_str("USER_JOB_WRAPPER"),
+                                 enforcement=enforcement_from_config(config), tell_core=self._to_core)
         self.claim_schedd: dict[str, str] = {}
         self.freed = FreedSlots()
         self.backfill = BackfillClients(self._backfill_started, self._backfill_exited)
@@ -296,7 +304,8 @@ class StartdService:
         if slot is not None:
             machine_ad = slot.ad.copy()
             machine_ad.update(self.settings.machine_attrs)
-        self.starters.start(a, self.claim_schedd.get(a.claim_id, ""), machine_ad)
+        env = self.device_env.for_slot(machine_ad) if machine_ad is not None else {}
+        self.starters.start(a, self.claim_schedd.get(a.claim_id, ""), machine_ad, extra_env=env)
 
     async def _starter_command(self, a: m.SuspendJob | m.ContinueJob | m.SoftKill | m.HardKill) -> None:
         await self.starters.command(a)

@@ -9,10 +9,19 @@ after it come commands::
     {"cmd": "soft_kill", "signal": "SIGTERM"}  that signal to the group (then SIGCONT if stopped)
     {"cmd": "hard_kill"}                       SIGCONT, then SIGKILL to the group
 
-and events go out: ``started`` (with the job's ``pid``), ``suspended``,
-``continued``, ``usage`` every ``spec.usage_interval`` seconds, ``exited``
-exactly once at the end, or ``error`` when the job cannot be started, after
-which the starter exits.
+and events go out: ``started`` (with the job's ``pid`` and the confinement
+problems met), ``suspended``, ``continued``, ``usage`` every
+``spec.usage_interval`` seconds (``update`` true on those due as reports, every
+``spec.update_interval``), ``exited`` exactly once at the end (with ``oom``
+when the kernel killed the job for its memory limit), or ``error`` when the job
+cannot be started, after which the starter exits.
+
+With ``spec.cgroup`` the job runs in a cgroup of its own (``confined``): made
+before the job starts, entered by the job's process before it execs, read for
+the usage (``usage.JobUsageSampler``), watched for OOM kills (the rest of the
+job is then killed and ``exited`` carries the limit and the peak), emptied of
+every process at the end and removed. A cgroup that cannot be made, or a job
+that could not enter it, leaves the job running unconfined, as ``started`` says.
 
 How it works. The starter makes the scratch directory, writes the job ad into
 it, copies the input files, and starts the job with ``start_new_session`` so
@@ -28,6 +37,8 @@ and ``exited`` is written. End of file on stdin means the startd is gone: the
 group is SIGKILLed and nothing is transferred. SIGTERM, SIGHUP or SIGINT to the
 starter itself does the same. The peak resident set size comes from the samples
 only: a child's ``ru_maxrss`` still counts the Python process it was forked from.
+The sampler and the cgroup code live in ``usage``, ``confined`` and ``cgroups``;
+this module holds only the hooks.
 """
 
 from __future__ import annotations
@@ -49,8 +60,11 @@ from typing import IO, Any
 
 import psutil
 
+from htcpool.runtime import container
+from htcpool.runtime.confined import JobConfinement, Joiner
 from htcpool.runtime.launch import JOB_AD_FILE, LaunchError, LaunchSpec, signal_number
 from htcpool.runtime.starter_wire import StarterCommand, StarterEvent
+from htcpool.runtime.usage import JobUsageSampler, UpdateSchedule
 
 _PR_SET_CHILD_SUBREAPER = 36
 _CLEANUP_DEADLINE = 5.0
@@ -72,55 +86,6 @@ class EventWriter:
         with self.lock, contextlib.suppress(OSError, ValueError):
             self.stream.write(line + "\n")
             self.stream.flush()
-
-
-class ProcessTreeUsage:
-    """CPU, memory and image size summed over this process's descendants (the job's tree).
-
-    ``cpu_load`` is the CPU seconds the tree used since the previous sample per
-    wall-clock second: processes are told apart by (pid, start time), and the
-    time of one that vanished between samples is simply lost. CPU totals include
-    what each process's reaped children used, and never go down.
-    """
-
-    def __init__(self) -> None:
-        self.previous: dict[tuple[int, float], float] = {}
-        self.last = time.monotonic()
-        self.user_cpu = self.sys_cpu = 0.0
-        self.rss_peak_kb = 0
-
-    def sample(self) -> dict[str, Any]:
-        now = time.monotonic()
-        current: dict[tuple[int, float], float] = {}
-        busy = user = system = 0.0
-        rss = vms = 0
-        try:
-            tree = psutil.Process().children(recursive=True)
-        except psutil.Error:
-            tree = []
-        for proc in tree:
-            try:
-                with proc.oneshot():
-                    key = (proc.pid, proc.create_time())
-                    times = proc.cpu_times()
-                    memory = proc.memory_info()
-            except psutil.Error:
-                continue
-            proc_user = times.user + times.children_user
-            proc_system = times.system + times.children_system
-            current[key] = proc_user + proc_system
-            busy += max(0.0, current[key] - self.previous.get(key, 0.0))
-            user += proc_user
-            system += proc_system
-            rss += memory.rss
-            vms += memory.vms
-        elapsed = max(now - self.last, 1e-6)
-        self.previous, self.last = current, now
-        self.user_cpu = max(self.user_cpu, user)
-        self.sys_cpu = max(self.sys_cpu, system)
-        self.rss_peak_kb = max(self.rss_peak_kb, rss // 1024)
-        return {"cpu_load": round(busy / elapsed, 4), "rss_kb": rss // 1024,
-                "image_size_kb": vms // 1024, "user_cpu": self.user_cpu, "sys_cpu": self.sys_cpu}
 
 
 def signal_strays(pgid: int, sig: int) -> int:
@@ -254,7 +219,9 @@ class Starter:
         self.stopped = False
         self.killed = False
         self.orphaned = False  # stdin closed: the startd is gone
-        self.sampler = ProcessTreeUsage()
+        self.confinement = JobConfinement(spec.cgroup)
+        self.sampler = JobUsageSampler(spec.scratch_dir, self.confinement.cgroup)
+        self.joining: Joiner | None = None
 
     def _spawn(self, streams: list[IO[bytes]]) -> subprocess.Popen[bytes]:
         """Start the job. "Text file busy" (ETXTBSY) is retried for a moment: Linux refuses to run
@@ -262,11 +229,12 @@ class Starter:
         while any process that inherited the descriptor has not yet exec'd."""
         for attempt in range(8):
             try:
-                argv = self.spec.argv
+                argv, env, cwd = container.adapt(self.spec)  # a container job runs inside its image
                 return subprocess.Popen(
                     argv, executable=argv[0],
-                    cwd=self.spec.cwd, env=dict(self.spec.environment), stdin=streams[0],
-                    stdout=streams[1], stderr=streams[2], start_new_session=True, close_fds=True)
+                    cwd=cwd, env=env, stdin=streams[0],
+                    stdout=streams[1], stderr=streams[2], start_new_session=True, close_fds=True,
+                    preexec_fn=self.joining)
             except OSError as e:
                 if e.errno != errno.ETXTBSY or attempt == 7:
                     raise
@@ -277,6 +245,7 @@ class Starter:
         before = prepare_scratch(self.spec)
         streams = open_streams(self.spec)
         try:
+            self.joining = self.confinement.joiner()
             self.proc = self._spawn(streams)
         except OSError as e:
             program = self.spec.argv[0]
@@ -286,7 +255,11 @@ class Starter:
         finally:
             for f in set(streams):
                 f.close()
-        self.emit(StarterEvent.STARTED, pid=self.proc.pid)
+            if self.joining is not None:
+                self.joining.close()
+        self.confinement.check_entered(self.proc.pid)
+        self.sampler.cgroup = self.confinement.cgroup
+        self.emit(StarterEvent.STARTED, pid=self.proc.pid, confinement_problems=self.confinement.problems)
         if self.orphaned:  # told to stop while starting
             self.abandon()
         return before
@@ -333,6 +306,8 @@ class Starter:
         self.signal_group(signal.SIGCONT)
         if self.signal_group(signal.SIGKILL):
             self.killed = True
+        if not self.reaped:
+            self.confinement.kill_all(patience=0)
 
     def abandon(self) -> None:
         """The startd is gone (stdin closed) or the starter was told to stop."""
@@ -356,14 +331,18 @@ class Starter:
         """Wait for the leader, sampling usage; then kill the rest of the group and reap."""
         assert self.proc is not None
         pid = self.proc.pid
-        interval = max(self.spec.usage_interval, 0.05)
-        next_sample = time.monotonic() + interval
+        updates = UpdateSchedule(self.spec)
+        next_sample = time.monotonic() + updates.step
         while not self._leader_exited(pid):
             if time.monotonic() >= next_sample:
-                self.emit(StarterEvent.USAGE, **self.sampler.sample())
-                next_sample = time.monotonic() + interval
+                update = updates.due(time.monotonic())
+                reading = self.sampler.sample(with_disk=update)
+                self._watch_oom()
+                self.emit(StarterEvent.USAGE, update=update, **reading)
+                next_sample = time.monotonic() + updates.step
             time.sleep(min(0.05, max(0.0, next_sample - time.monotonic())))
-        self.sampler.sample()  # the last look at the tree, for the totals
+        self.sampler.sample(with_disk=True)  # the last look at the job, for the totals
+        self._watch_oom()
         with self.lock:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(pid, signal.SIGKILL)
@@ -371,7 +350,16 @@ class Starter:
             self.reaped = True
             self.proc.returncode = os.waitstatus_to_exitcode(status)
         self._reap_group(pid)
+        self.confinement.release()
         return status, rusage
+
+    def _watch_oom(self) -> None:
+        """The kernel killed a process of the job for its memory limit: the job is over (held, as in
+        HTCondor, not left running without that process); kill the rest."""
+        if self.confinement.oom_killed(self.sampler.oom_kills, self.killed):
+            with self.lock:
+                self.signal_group(signal.SIGKILL)
+                self.confinement.kill_all(patience=1.0)
 
     @staticmethod
     def _leader_exited(pid: int) -> bool:
@@ -416,7 +404,9 @@ class Starter:
                   user_cpu=max(rusage.ru_utime, self.sampler.user_cpu),
                   sys_cpu=max(rusage.ru_stime, self.sampler.sys_cpu),
                   wall=round(time.monotonic() - started, 3), rss_kb=self.sampler.rss_peak_kb,
-                  killed=self.killed, transfer_errors=problems)
+                  image_size_kb=self.sampler.image_size_kb, disk_usage_kb=self.sampler.disk_usage_kb,
+                  cpus_usage=self.sampler.cpus_usage(), killed=self.killed, transfer_errors=problems,
+                  oom=self.confinement.report(self.sampler.rss_peak_kb))
 
 
 #: a command from the startd -> what the starter does (with the starter's lock held)
@@ -453,6 +443,7 @@ def main() -> int:
         before = starter.start()
     except StartupFailure as e:
         remove_scratch(spec)
+        starter.confinement.release()
         emit(StarterEvent.ERROR, message=str(e))
         return 1
     threading.Thread(target=starter.read_commands, args=(stdin,), daemon=True).start()

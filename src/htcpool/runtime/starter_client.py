@@ -24,6 +24,7 @@ import contextlib
 import json
 import logging
 import os
+import pwd
 import signal
 import sys
 import time
@@ -66,15 +67,18 @@ class StarterHandle:
 
     @classmethod
     async def spawn(cls, spec: LaunchSpec, on_event: EventCallback, python: str = sys.executable,
-                    stderr_path: str | None = None) -> StarterHandle:
-        """Start a starter for ``spec``; OSError when the starter itself cannot be started."""
+                    stderr_path: str | None = None, user: str | None = None) -> StarterHandle:
+        """Start a starter for ``spec`` (as ``user`` when given: the caller is root); OSError when
+        the starter itself cannot be started."""
         log_file = open(stderr_path, "ab") if stderr_path else None
         try:
             process = await asyncio.create_subprocess_exec(
                 python, "-m", "htcpool.runtime.starter", stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=log_file if log_file is not None else asyncio.subprocess.DEVNULL,
-                env=_child_environment())
+                env=_child_environment(), user=user,
+                group=None if user is None else pwd.getpwnam(user).pw_gid,
+                extra_groups=None if user is None else [])
         finally:
             if log_file is not None:
                 log_file.close()

@@ -18,6 +18,14 @@ time) and how its starter is signalled (``SuspendJob``, ``ContinueJob``, ``SoftK
 * the starter's events become ``JobUpdate`` messages (``report``, which the startd
   sends to the claim's schedd) and its end a call of ``exited``, which the startd
   turns into ``StarterExited`` for its core.
+* confinement (``runtime.confinement``): each job gets the cgroup its slot's ``Memory``
+  and ``Cpus`` call for, when the machine allows it; why it does not is logged once, when
+  the startd starts, and a cgroup or limit the kernel refuses in one line per job. The
+  starter reads the job every ``CGROUP_POLLING_INTERVAL`` (the slot's job load comes from
+  each reading); the readings marked as updates (every ``STARTER_UPDATE_INTERVAL``) go to
+  the schedd and, as ``JobUsage``, to the startd core's copy of the job ad, where the
+  policy reads them. A job the kernel killed for its memory limit is reported exited with a
+  hold (code 34, HTCondor's message), never as an ordinary exit that would run it again.
 
 The starter itself is ``starter_client.StarterHandle``; ``spawn`` may be replaced (an
 in-process test gives a fake one).
@@ -29,15 +37,17 @@ import asyncio
 import itertools
 import logging
 import time
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
-from htcpool.classad import ClassAd, as_number
+from htcpool.classad import ClassAd, ExprTree, as_number
 from htcpool.protocol import JobEvent, JobUpdate
 from htcpool.protocol import startd as m
-from htcpool.runtime.launch import LaunchError, LaunchSpec, launch_spec
+from htcpool.runtime.cgroups import CgroupSpec, JobCgroup
+from htcpool.runtime.confinement import Enforcement, cgroup_spec
+from htcpool.runtime.launch import DEFAULT_USAGE_INTERVAL, LaunchError, LaunchSpec, launch_spec
 from htcpool.runtime.starter_client import EventCallback, StarterHandle
 from htcpool.runtime.starter_wire import StarterEvent
 
@@ -67,6 +77,8 @@ class Starter(Protocol):
 Spawn = Callable[[LaunchSpec, EventCallback, str], Awaitable[Starter]]
 Report = Callable[[JobUpdate, str], None]
 Exited = Callable[[str, str], Awaitable[None]]
+TellCore = Callable[[m.JobUsage], Awaitable[object]]
+JOB_OUT_OF_RESOURCES = 34  # HTCondor's hold code for a job over its memory limit
 
 
 async def spawn_starter(spec: LaunchSpec, on_event: EventCallback, stderr_path: str) -> Starter:
@@ -86,6 +98,9 @@ class RunningStarter:
     killed: bool = False
     cpu_load: float = 0.0
     pending: list[Command] = field(default_factory=list)  # given before the starter was up
+    started_at: float = 0.0  # epoch seconds (the job's JobCurrentStartDate for the policy)
+    cgroup: CgroupSpec | None = None  # the job's cgroup, emptied and removed here if the starter is killed
+    suspended: bool = False
 
 
 class Starters:
@@ -93,7 +108,8 @@ class Starters:
 
     def __init__(self, execute: Path, starter_log: Path, report: Report, exited: Exited,
                  clock: Callable[[], float] = time.time, spawn: Spawn = spawn_starter,
-                 wrapper: str | None = None) -> None:
+                 wrapper: str | None = None, enforcement: Enforcement | None = None,
+                 tell_core: TellCore | None = None) -> None:
         self.execute = execute
         self.wrapper = wrapper or ""  # USER_JOB_WRAPPER
         self.starter_log = starter_log
@@ -104,6 +120,13 @@ class Starters:
         self.running: dict[str, RunningStarter] = {}
         self._scratch: dict[str, str] = {}
         self._dirs = itertools.count(1)
+        self.enforcement = enforcement or Enforcement(update_interval=DEFAULT_USAGE_INTERVAL,
+                                                      initial_update_interval=DEFAULT_USAGE_INTERVAL)
+        self.tell_core = tell_core
+        if enforcement is not None:  # said once, when the startd starts
+            for problem in enforcement.problems:
+                log.warning("%s", problem)
+            (log.info if enforcement.version is not None else log.warning)("%s", enforcement.describe())
 
     # ------------------------------------------------------------------ activations
     def scratch_dir(self, claim_id: str) -> str:
@@ -131,18 +154,29 @@ class Starters:
         return any(s.handle is not None and not s.handle.done for s in self.running.values())
 
     # ------------------------------------------------------------------ the core's actions
-    def start(self, action: m.StartJob, schedd: str, machine_ad: ClassAd | None = None) -> None:
+    def start(self, action: m.StartJob, schedd: str, machine_ad: ClassAd | None = None,
+              extra_env: Mapping[str, str] | None = None) -> None:
         """Start the job's starter; ``machine_ad`` (the slot's ad) is given to the job as HTCondor's
-        ``_CONDOR_MACHINE_AD`` file."""
+        ``_CONDOR_MACHINE_AD`` file, ``extra_env`` (its devices' variables) in its environment."""
         starter = RunningStarter(action.slot, action.claim_id, schedd, self.scratch_dir(action.claim_id))
         self.running[action.claim_id] = starter
         try:
-            spec = launch_spec(action.job, starter.scratch, action.slot, {}, machine_ad, self.wrapper,
-                               now=self.clock())
+            spec = self._confine(launch_spec(action.job, starter.scratch, action.slot, extra_env or {}, machine_ad,
+                                             self.wrapper, now=self.clock()), action, machine_ad)
         except LaunchError as e:
             self._not_started(starter, JobUpdate(starter.claim_id, starter.slot, JobEvent.ERROR, message=str(e)))
             return
+        starter.cgroup = spec.cgroup
         asyncio.get_running_loop().create_task(self._launch(starter, spec))
+
+    def _confine(self, spec: LaunchSpec, action: m.StartJob, machine_ad: ClassAd | None) -> LaunchSpec:
+        """The launch with the job's cgroup and the starter's reading and update intervals."""
+        enf = self.enforcement
+        cgroup, problems = cgroup_spec(enf, action.job, machine_ad, spec.scratch_dir, action.slot, self.clock())
+        if problems:
+            log.warning("job on %s: %s", action.slot, "; ".join(problems))
+        return replace(spec, cgroup=cgroup, usage_interval=enf.polling_interval,
+                       update_interval=enf.update_interval, initial_update_interval=enf.initial_update_interval)
 
     async def command(self, action: Command) -> None:
         starter = self.find(action.claim_id, action.slot)
@@ -160,6 +194,7 @@ class Starters:
         if starter is not None and starter.handle is not None:
             starter.killed = True
             await starter.handle.kill_family()
+            release_cgroup(starter.cgroup)
 
     async def stop(self, patience: float) -> None:
         """Let the starters end for up to ``patience`` seconds, then kill what is left."""
@@ -169,6 +204,7 @@ class Starters:
         for starter in list(self.running.values()):
             if starter.handle is not None and not starter.handle.done:
                 await starter.handle.kill_family()
+                release_cgroup(starter.cgroup)
 
     # ------------------------------------------------------------------ the starter's life
     async def _launch(self, starter: RunningStarter, spec: LaunchSpec) -> None:
@@ -214,14 +250,29 @@ class Starters:
         await handler(self, starter, event)
 
     async def _usage(self, starter: RunningStarter, event: dict[str, Any]) -> None:
+        """Every reading gives the slot's job load; an update also goes to the schedd and the core."""
         starter.cpu_load = _real(event, "cpu_load")
-        self.report(JobUpdate(starter.claim_id, starter.slot, JobEvent.USAGE, user_cpu=_real(event, "user_cpu"),
-                              sys_cpu=_real(event, "sys_cpu"), rss_kb=_whole(event, "rss_kb"),
-                              image_size_kb=_whole(event, "image_size_kb")), starter.schedd)
+        if event.get("update") is False:
+            return
+        rss = _whole(event, "rss_peak_kb") or _whole(event, "rss_kb")
+        update = JobUpdate(starter.claim_id, starter.slot, JobEvent.USAGE, user_cpu=_real(event, "user_cpu"),
+                           sys_cpu=_real(event, "sys_cpu"), rss_kb=rss, image_size_kb=_whole(event, "image_size_kb"),
+                           disk_usage_kb=_whole(event, "disk_usage_kb"), cpus_usage=_real(event, "cpus_usage"))
+        self.report(update, starter.schedd)
+        if self.tell_core is not None:
+            await self.tell_core(m.JobUsage(starter.slot, starter.claim_id, job_attributes(update, starter)))
 
     async def _progress(self, starter: RunningStarter, event: dict[str, Any]) -> None:
         """started, suspended, continued: with how many of the job's processes."""
-        self.report(JobUpdate(starter.claim_id, starter.slot, JobEvent(str(event["event"])),
+        kind = JobEvent(str(event["event"]))
+        if kind is JobEvent.STARTED:
+            starter.started_at = self.clock()
+            problems = event.get("confinement_problems") or []
+            if problems:
+                log.warning("job on %s: %s", starter.slot, "; ".join(str(p) for p in problems))
+        elif kind in (JobEvent.SUSPENDED, JobEvent.CONTINUED):
+            starter.suspended = kind is JobEvent.SUSPENDED
+        self.report(JobUpdate(starter.claim_id, starter.slot, kind,
                               processes=_whole(event, "processes")), starter.schedd)
 
     async def _error(self, starter: RunningStarter, event: dict[str, Any]) -> None:
@@ -232,12 +283,16 @@ class Starters:
         self._forget(starter)
         if not event.get("reported_error"):
             code, sig = as_number(event.get("exit_code")), as_number(event.get("exit_signal"))
+            oom = event.get("oom") if not starter.killed else None
+            hold = out_of_memory(starter.slot, oom) if isinstance(oom, dict) else {}
             self.report(JobUpdate(
                 starter.claim_id, starter.slot, JobEvent.EXITED,
                 exit_code=None if code is None else int(code), exit_signal=None if sig is None else int(sig),
-                killed=starter.killed or bool(event.get("killed")), wall=_real(event, "wall"),
+                killed=starter.killed or bool(event.get("killed")) or bool(hold), wall=_real(event, "wall"),
                 user_cpu=_real(event, "user_cpu"), sys_cpu=_real(event, "sys_cpu"),
-                rss_kb=_whole(event, "rss_kb")), starter.schedd)
+                rss_kb=_whole(event, "rss_kb"), image_size_kb=_whole(event, "image_size_kb"),
+                disk_usage_kb=_whole(event, "disk_usage_kb"), cpus_usage=_real(event, "cpus_usage"),
+                **hold), starter.schedd)
         await self._ended(starter)
 
 
@@ -264,6 +319,45 @@ _COMMANDS: dict[type, Callable[[Starter, Any], Awaitable[None]]] = {
 async def _give(handle: Starter, command: Command) -> None:
     """Pass one of the core's commands to a running starter."""
     await _COMMANDS[type(command)](handle, command)
+
+
+def release_cgroup(spec: CgroupSpec | None) -> None:
+    """After a starter was killed (it could not clean up): kill what is left in its job's cgroup
+    and remove it."""
+    if spec is not None:
+        cgroup = JobCgroup(spec)
+        cgroup.kill_all(patience=1.0)
+        cgroup.remove()
+
+
+def job_attributes(u: JobUpdate, starter: RunningStarter) -> dict[str, Any]:
+    """A usage update as the job ad's attributes, for the startd's policy (HTCondor's names)."""
+    attrs: dict[str, Any] = {
+        "JobState": "Suspended" if starter.suspended else "Running",
+        "RemoteUserCpu": float(u.user_cpu), "RemoteSysCpu": float(u.sys_cpu),
+        "CpusUsage": float(u.cpus_usage), "DiskUsage": int(u.disk_usage_kb),
+    }
+    if starter.started_at:
+        attrs["JobCurrentStartDate"] = int(starter.started_at)
+    if u.rss_kb:
+        attrs["ResidentSetSize"] = int(u.rss_kb)
+        attrs["MemoryUsage"] = ExprTree("((ResidentSetSize + 1023) / 1024)")
+    if u.image_size_kb:
+        attrs["ImageSize"] = int(u.image_size_kb)
+    return attrs
+
+
+def out_of_memory(slot: str, oom: dict[str, Any]) -> dict[str, Any]:
+    """The fields of an exit the kernel caused by the job's memory limit: held with HTCondor's
+    code (34, JobOutOfResources) and message, as its starter words it."""
+    limit, usage = as_number(oom.get("limit_mb")), as_number(oom.get("usage_mb"))
+    if limit is not None and limit >= 0:
+        text = (f"Job has gone over cgroup memory limit of {int(limit)} megabytes. Last measured usage: "
+                f"{int(usage or 0)} megabytes.  Consider resubmitting with a higher request_memory.")
+    else:
+        text = "Job has encountered an out-of-memory event."
+    return {"hold_code": JOB_OUT_OF_RESOURCES, "hold_subcode": 0,
+            "message": f"Error from {slot}: {text}"}
 
 
 def _real(event: dict[str, Any], key: str) -> float:

@@ -37,8 +37,11 @@ from htcpool.schedd.eventlog import LogEvent, format_event
 from htcpool.schedd.messages import (
     Action,
     AskStartd,
+    LocalJobReport,
     Outcome,
     StartdUnreachable,
+    StartLocalJob,
+    StopLocalJob,
     ToCollector,
     ToNegotiator,
     ToStartd,
@@ -55,9 +58,10 @@ from htcpool.schedd.usermap import UserMaps
 __all__ = [
     "TRANSITIONS", "Action", "AskStartd", "BadRequest", "ClaimEvent", "ClaimManager",
     "ClaimState", "CronError", "CronSchedule", "IllegalClaimEvent", "IllegalTransition",
-    "JobEvent", "JobQueue", "JobStatus", "LogEvent", "MapFileError", "MemoryStore", "NullStore",
-    "Outcome", "PermissionDenied", "PolicyAction", "PolicyKind", "QueueStore", "Schedd",
-    "ScheddError", "ScheddSettings", "StartdUnreachable", "SubmitRejected", "SubmitRequirement",
+    "JobEvent", "JobQueue", "JobStatus", "LocalJobReport", "LogEvent", "MapFileError", "MemoryStore",
+    "NullStore", "Outcome", "PermissionDenied", "PolicyAction", "PolicyKind", "QueueStore", "Schedd",
+    "ScheddError", "ScheddSettings", "StartLocalJob", "StartdUnreachable", "StopLocalJob", "SubmitRejected",
+    "SubmitRequirement",
     "ToCollector", "ToNegotiator", "ToStartd", "Transform", "UnknownClaim", "UnknownJob",
     "UserMaps", "format_event", "settings_from_config",
 ]

@@ -161,4 +161,5 @@ def admit(jobs: list[ClassAd], cluster: int, owner: str, now: float, *,
         admitted.ads.append(ad)
         admitted.submitters.append(submitter)
         admitted.keys.append((*prefix, cluster, proc))
+    admitted.transform_errors = list(dict.fromkeys(admitted.transform_errors))  # once, not once per proc
     return admitted

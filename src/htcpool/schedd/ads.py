@@ -6,7 +6,11 @@ held jobs. Each submitter with jobs in the queue (its accounting name, with the
 accounting domain) gets a ``Submitter`` ad with its ``IdleJobs``, ``RunningJobs``
 and ``HeldJobs``; the negotiator asks the schedds of submitters with idle or running
 jobs for their requests. Running counts every active job (running, suspended,
-transferring output). Both ads live ``3 × SCHEDD_INTERVAL + 60`` seconds
+transferring output). Local and scheduler universe jobs, which the schedd runs itself
+and never offers, are counted apart, as HTCondor's ads do: ``TotalLocalJobsIdle``,
+``TotalLocalJobsRunning``, ``TotalSchedulerJobsIdle`` and ``TotalSchedulerJobsRunning``
+in the Scheduler ad, ``LocalJobsIdle``, ``LocalJobsRunning``, ``SchedulerJobsIdle`` and
+``SchedulerJobsRunning`` in each Submitter ad. Both ads live ``3 × SCHEDD_INTERVAL + 60`` seconds
 (``ClassAdLifetime``) so that a schedd that stops advertising drops out of the pool.
 When the schedd stops it withdraws them (``withdrawals``).
 """
@@ -18,22 +22,31 @@ from htcpool.protocol import InvalidateAd
 from htcpool.schedd.priority import submitter_of
 from htcpool.schedd.queue import JobQueue
 from htcpool.schedd.states import ACTIVE, JobStatus
+from htcpool.schedd.universes import Universe, universe_of
 
 _COUNTED = {JobStatus.IDLE: ("IdleJobs", "TotalIdleJobs"), JobStatus.HELD: ("HeldJobs", "TotalHeldJobs"),
             **{status: ("RunningJobs", "TotalRunningJobs") for status in ACTIVE}}
+#: the same for the jobs the schedd runs itself, by universe
+_COUNTED_HERE = {
+    universe: {JobStatus.IDLE: (f"{name}JobsIdle", f"Total{name}JobsIdle"), JobStatus.HELD: ("HeldJobs", "TotalHeldJobs"),
+               **{status: (f"{name}JobsRunning", f"Total{name}JobsRunning") for status in ACTIVE}}
+    for universe, name in ((Universe.LOCAL, "Local"), (Universe.SCHEDULER, "Scheduler"))}
+_HERE_ZERO = {f"{name}Jobs{what}": 0 for name in ("Local", "Scheduler") for what in ("Idle", "Running")}
 
 
 def schedd_ads(queue: JobQueue, host: str, address: str, started: float, now: float) -> list[ClassAd]:
     """The ``Scheduler`` ad, then a ``Submitter`` ad per submitter with jobs in the queue at ``now``."""
     settings = queue.settings
     ctx = queue.context(now)
-    totals = {"TotalIdleJobs": 0, "TotalRunningJobs": 0, "TotalHeldJobs": 0}
+    totals = {"TotalIdleJobs": 0, "TotalRunningJobs": 0, "TotalHeldJobs": 0,
+              **{f"Total{name}": 0 for name in _HERE_ZERO}}
     counts: dict[str, dict[str, int]] = {}
     for ad in queue.jobs.values():
         status = JobStatus(ad.evaluate("JobStatus", ctx))
         sub = counts.setdefault(submitter_of(ad, settings.accounting_domain, ctx),
-                                {"IdleJobs": 0, "RunningJobs": 0, "HeldJobs": 0})
-        counted = _COUNTED.get(status)
+                                {"IdleJobs": 0, "RunningJobs": 0, "HeldJobs": 0, **_HERE_ZERO})
+        universe = universe_of(ad)
+        counted = (_COUNTED if universe is None else _COUNTED_HERE[universe]).get(status)
         if counted is not None:
             sub[counted[0]] += 1
             totals[counted[1]] += 1

@@ -30,6 +30,11 @@ macros ``CLAIM_WORKLIFE``, ``ALIVE_INTERVAL``, ``MAX_CLAIM_ALIVES_MISSED``):
   ``MAX_CLAIM_ALIVES_MISSED`` × the alive interval) is dropped without a
   message (the startd killed it at its own expiry) and its running job goes
   back to Idle (evicted).
+* The claim request carries what the negotiator said of the match: ``RemoteGroup`` (the job's
+  accounting group, only in a pool with groups), ``RemoteNegotiatingGroup`` and
+  ``RemoteAutoregroup`` (``negotiated_attributes``), which the startd publishes in the claimed
+  slot's ad for preemption policies. A claim on partitionable-slot leftovers carries none of them,
+  as in HTCondor 25, whose schedd copies them from the negotiator's match ad only.
 * Removing a job that holds a claim releases the claim (the startd kills the
   job, code 1017). A release notice from the startd drops the claim and
   evicts its job back to Idle.
@@ -146,6 +151,19 @@ class Claim:
     keep_idle_until: float | None = None
 
 
+def negotiated_attributes(group: str, negotiating_group: str,
+                          autoregroup: bool) -> tuple[tuple[str, object], ...]:
+    """What a match from the negotiator adds to the claim request: ``RemoteGroup`` when the job
+    has an accounting group, ``RemoteNegotiatingGroup`` and ``RemoteAutoregroup`` when the
+    negotiator named the group it negotiated for."""
+    out: list[tuple[str, object]] = []
+    if group:
+        out.append(("RemoteGroup", group))
+    if negotiating_group:
+        out += [("RemoteNegotiatingGroup", negotiating_group), ("RemoteAutoregroup", autoregroup)]
+    return tuple(out)
+
+
 def claim_worklife(slot_ad: ClassAd, context: EvalContext) -> float | None:
     """The slot ad's ``CLAIM_WORKLIFE`` in seconds, evaluated in ``context``; None (no limit) when
     absent, undefined, −1 or impossible to evaluate."""
@@ -201,8 +219,10 @@ class ClaimManager:
                 if c.job is not None and c.state in (ClaimState.ACTIVATING, ClaimState.BUSY)}
 
     # -- from the negotiator
-    def match(self, slot_ad: ClassAd, claim_id: str, job_id: JobId, now: float) -> list[ClaimAction]:
-        """The negotiator matched ``job_id`` to the slot: ask the startd for the claim."""
+    def match(self, slot_ad: ClassAd, claim_id: str, job_id: JobId, now: float,
+              negotiated: tuple[tuple[str, object], ...] = ()) -> list[ClaimAction]:
+        """The negotiator matched ``job_id`` to the slot: ask the startd for the claim, the request
+        carrying the ``negotiated`` attributes (``negotiated_attributes``)."""
         if claim_id in self.claims:
             raise ScheddError(f"claim {claim_id} is already held")
         job = self.queue.job(job_id)
@@ -210,6 +230,10 @@ class ClaimManager:
         submitter = submitter_of(job, self.settings.accounting_domain, ctx)
         self.claims[claim_id] = Claim(claim_id, slot_ad, submitter, job_id, requested_at=now,
                                       last_heard=now, lease=self._lease_for(job, ctx))
+        if negotiated:
+            job = job.copy()
+            for attr, value in negotiated:
+                job[attr] = value
         return [RequestClaim(claim_id, job, self.settings.schedd_name, self.alive_interval)]
 
     def adopt(self, slot_ad: ClassAd, claim_id: str, job_id: JobId, now: float) -> None:
@@ -402,4 +426,5 @@ def diagram() -> str:
 
 
 __all__ = ["TRANSITIONS", "Claim", "ClaimEvent", "ClaimManager", "ClaimState", "IllegalClaimEvent",
+           "negotiated_attributes",
            "UnknownClaim", "claim_worklife", "diagram", "next_claim_state"]

@@ -1,12 +1,15 @@
 """The schedd's answers to its users: submit, queue queries, and the job commands.
 
-condor_submit's cluster arrives as job ads made by the submit core on the client; the
-schedd stamps ``TotalSubmitProcs`` and ``User`` (the owner with the accounting domain)
+condor_submit first reserves a cluster id (``NewCluster``, answered ``ClusterReserved``)
+so that ``$(Cluster)`` expands to it; its cluster then arrives as job ads made by the submit
+core on the client, in a ``Submit`` naming the reserved id. The schedd stamps ``TotalSubmitProcs`` and ``User`` (the owner with the accounting domain)
 and admits the cluster through the queue (transforms, submit requirements), then
 advertises its new totals and asks the negotiator for a cycle. Queries answer job ads
 without the schedd's private attributes (``public``). condor_hold, _release, _rm,
-_vacate_job and _prio act on the jobs a ``JobAction`` names (``targets``), one handler
-per ``JobActionKind`` in ``JOB_ACTIONS``; a job that holds a claim has the claim
+_vacate_job, _prio, _suspend and _continue act on the jobs a ``JobAction`` names
+(``targets``), one handler per ``JobActionKind`` in ``JOB_ACTIONS`` (suspend and continue
+are forwarded to the job's startd, which reports back what it did); condor_qedit's
+``EditJobs`` is ``edit``'s; a job that holds a claim has the claim
 released (hold, vacate) or removed with it (rm). A job the user may not touch, or one
 in a state the action does not apply to, is reported in the result's errors; the
 others are acted on. Queue super users act as the schedd itself.
@@ -27,8 +30,13 @@ from htcpool.protocol import (
     Submit,
     Submitted,
 )
+from htcpool.protocol.schedd import ClusterReserved, EditJobs, NewCluster
+from htcpool.protocol.startd import ContinueClaim, SuspendClaim
+from htcpool.schedd import localjobs
+from htcpool.schedd.edit import on_edit_jobs
 from htcpool.schedd.errors import BadRequest, ScheddError
-from htcpool.schedd.states import ACTIVE
+from htcpool.schedd.messages import ToStartd
+from htcpool.schedd.states import ACTIVE, JobStatus
 from htcpool.schedd.store import JobId
 from htcpool.schedd.targets import select_jobs
 
@@ -51,10 +59,16 @@ def on_submit(schedd: Schedd, message: Submit, now: float) -> Submitted:
         ad["TotalSubmitProcs"] = len(ads)
         if "User" not in ad:
             ad["User"] = user
-    cluster, warnings = schedd.queue.submit(message.owner, ads, now)
+    cluster, warnings = schedd.queue.submit(message.owner, ads, now, message.cluster)
     schedd.advertise(now)
     schedd.reschedule("new jobs")
     return Submitted(cluster, len(ads), tuple(warnings))
+
+
+def on_new_cluster(schedd: Schedd, message: NewCluster, now: float) -> ClusterReserved:
+    if not message.owner:
+        raise BadRequest("NewCluster: no owner")
+    return ClusterReserved(schedd.queue.reserve_cluster(message.owner, now))
 
 
 def on_queue_query(schedd: Schedd, message: QueueQuery, now: float) -> AdList:
@@ -126,6 +140,8 @@ def _release(schedd: Schedd, job_id: JobId, a: JobAction, user: str | None, now:
 
 def _vacate(schedd: Schedd, job_id: JobId, a: JobAction, user: str | None, now: float) -> None:
     claim_id = schedd.claim_of(job_id)
+    if claim_id is None and localjobs.vacate(schedd, job_id, user, now):
+        return  # a local or scheduler universe job: its run is stopped
     if claim_id is None or schedd.queue.status(job_id) not in ACTIVE:
         raise ScheddError("the job is not running")
     schedd.queue.authorize(schedd.queue.job(job_id), user)
@@ -138,6 +154,29 @@ def _prio(schedd: Schedd, job_id: JobId, a: JobAction, user: str | None, now: fl
     schedd.queue.set_priority(job_id, user, base + a.value if a.relative else a.value, now)
 
 
+def _signal_job(schedd: Schedd, job_id: JobId, a: JobAction, user: str | None, *, suspend: bool) -> None:
+    """condor_suspend / condor_continue: ask the job's startd to stop or resume it. The job becomes
+    Suspended (event 010) or Running again (event 011) when the startd reports that it did."""
+    ad = schedd.queue.job(job_id)
+    schedd.queue.authorize(ad, user)
+    status = schedd.queue.status(job_id)
+    wanted = JobStatus.RUNNING if suspend else JobStatus.SUSPENDED
+    claim_id = schedd.claim_of(job_id)
+    if status != wanted or claim_id is None:
+        raise ScheddError(f"cannot {a.action} a job that is {status.label}")
+    slot = str(schedd.claims.claims[claim_id].slot_ad.get("Name", ""))
+    message = SuspendClaim(slot, claim_id) if suspend else ContinueClaim(slot, claim_id)
+    schedd.emit(ToStartd(schedd.startd_addresses.get(claim_id, ""), message))
+
+
+def _suspend(schedd: Schedd, job_id: JobId, a: JobAction, user: str | None, now: float) -> None:
+    _signal_job(schedd, job_id, a, user, suspend=True)
+
+
+def _continue(schedd: Schedd, job_id: JobId, a: JobAction, user: str | None, now: float) -> None:
+    _signal_job(schedd, job_id, a, user, suspend=False)
+
+
 JobActionHandler = Callable[["Schedd", JobId, JobAction, "str | None", float], None]
 JOB_ACTIONS: dict[JobActionKind, JobActionHandler] = {
     JobActionKind.HOLD: _hold,
@@ -145,6 +184,8 @@ JOB_ACTIONS: dict[JobActionKind, JobActionHandler] = {
     JobActionKind.REMOVE: _remove,
     JobActionKind.VACATE: _vacate,
     JobActionKind.PRIO: _prio,
+    JobActionKind.SUSPEND: _suspend,
+    JobActionKind.CONTINUE: _continue,
 }
 
 
@@ -160,9 +201,11 @@ def public(ad: ClassAd) -> ClassAd:
 
 
 HANDLERS: dict[type, Callable[[Schedd, Any, float], Any]] = {
+    NewCluster: on_new_cluster,
     Submit: on_submit,
     QueueQuery: on_queue_query,
     JobAction: on_job_action,
+    EditJobs: on_edit_jobs,
 }
 
 __all__ = ["HANDLERS", "JOB_ACTIONS", "PRIVATE_JOB_ATTRS", "public"]

@@ -28,9 +28,14 @@ Rules of the core (the claim table is in ``claims``, the job table in ``states``
   idle jobs: after a submit, a release, a claim that ended, and at each periodic
   evaluation while a deferred job is due to be offered.
 * Timers (``next_deadline``/``handle_timer``): the claims' keep-alives and leases,
-  the queue's periodic work (``JobQueue.next_deadline``), retries of reconnection,
+  the queue's periodic work (``JobQueue.next_deadline``: the policy expressions every
+  ``PERIODIC_EXPR_INTERVAL``, cron and deferrals; a claim whose job the policy held,
+  removed or vacated is released, ``periodic``), retries of reconnection,
   and the ads, sent every ``SCHEDD_INTERVAL`` but at least every 60 s and at once
   after a submit or a job action.
+* Local and scheduler universe jobs run on the access point (``localjobs``): after
+  every message and timer the core stops the runs whose job left Running and starts
+  the jobs that may start now.
 * Actions of a handler that raised are kept and go out with the next outcome: the
   changes they belong to were made.
 """
@@ -41,15 +46,16 @@ from collections.abc import Callable
 from typing import Any
 
 from htcpool.classad import ClassAd
-from htcpool.protocol import Ok, Reschedule, UpdateAd
+from htcpool.protocol import Ok, Reschedule, Submit, Submitted, UpdateAd
 from htcpool.protocol.schedd import ReconnectReply
 from htcpool.protocol.startd import ReleaseClaim
-from htcpool.schedd import ads, commands, offers, reconnect, shadow
+from htcpool.schedd import ads, commands, crontab, localjobs, offers, periodic, reconnect, shadow
 from htcpool.schedd.claims import ClaimAction, ClaimManager
 from htcpool.schedd.errors import BadRequest
 from htcpool.schedd.eventlog import LogEvent
 from htcpool.schedd.messages import (
     Action,
+    LocalJobReport,
     Outcome,
     StartdUnreachable,
     ToCollector,
@@ -69,12 +75,15 @@ class Schedd:
 
     def __init__(self, settings: ScheddSettings, now: float, *, store: QueueStore | None = None,
                  jobs: dict[JobId, ClassAd] | None = None, next_cluster: int = 1,
-                 host: str = "localhost") -> None:
+                 host: str = "localhost", schedd_is_root: bool = False) -> None:
         self.settings = settings
         self.queue = JobQueue(settings, store, next_cluster=next_cluster)
         if jobs:
             self.queue.restore(jobs, now)
         self.claims = ClaimManager(self.queue)
+        #: local and scheduler universe jobs and their runs (``localjobs``)
+        self.local = localjobs.LocalJobs(schedd_is_root)
+        self.local.track(self.queue.jobs.items())
         self.host = host
         #: where this schedd answers (the Scheduler ad's MyAddress); given by ``start``
         self.address = ""
@@ -96,8 +105,11 @@ class Schedd:
         """The driver is listening at ``address``: advertise, and look for jobs left running."""
         self.address = address
         self.settings.schedd_address = schedd_address
+        localjobs.recover(self, now)
         self.advertise(now)
         reconnect.begin(self, now)
+        crontab.refresh(self.queue, now)  # a restarted schedd: the clock has moved on
+        localjobs.schedule(self, now)
         return Outcome(None, self._take())
 
     def handle(self, message: Any, now: float) -> Outcome:
@@ -106,17 +118,21 @@ class Schedd:
         if handler is None:
             raise BadRequest(f"the schedd does not take {type(message).__name__}")
         reply = handler(self, message, now)
+        localjobs.schedule(self, now)
         return Outcome(reply, self._take())
 
     def handle_timer(self, now: float) -> Outcome:
         """Do everything due at ``now`` (see ``next_deadline``)."""
         self.send_claim_actions(self.claims.handle_timer(now))
         if now >= self.queue.next_deadline(now):
+            claimed = periodic.claimed_statuses(self)
             self.queue.handle_timer(now)
+            periodic.release_claims_of_stopped_jobs(self, claimed, now)
             self.image_sizes = {j: size for j, size in self.image_sizes.items() if j in self.queue.jobs}
             if offers.deferred_due(self, now):
                 self.reschedule("deferred jobs are due")
         reconnect.retry(self, now)
+        localjobs.schedule(self, now)
         if now >= self.next_advert:
             self.advertise(now)
         return Outcome(None, self._take())
@@ -124,7 +140,8 @@ class Schedd:
     def next_deadline(self, now: float) -> float:
         """The earliest time ``handle_timer`` has something to do."""
         times = [self.queue.next_deadline(now), self.next_advert]
-        for deadline in (self.claims.next_deadline(), self.reconnection.next_deadline()):
+        for deadline in (self.claims.next_deadline(), self.reconnection.next_deadline(),
+                         localjobs.next_deadline(self, now)):
             if deadline is not None:
                 times.append(deadline)
         return min(times)
@@ -135,10 +152,22 @@ class Schedd:
             self.emit(ToCollector(message))
         return Outcome(None, self._take())
 
-    def reconfigure(self, fresh: ScheddSettings) -> None:
-        """Take new settings; the queue and the claims share the settings object."""
+    def reconfigure(self, fresh: ScheddSettings, now: float | None = None) -> None:
+        """Take new settings; the queue and the claims share the settings object. With ``now``,
+        the crontab jobs' next runs are recomputed under them (``crontab.refresh``)."""
         for name, value in vars(fresh).items():
             setattr(self.settings, name, value)
+        if now is not None:
+            crontab.refresh(self.queue, now)
+
+    def note_periodic_cost(self, seconds: float) -> None:
+        """The driver measured the last periodic pass (``handle_timer``): the next one is spaced
+        so that the passes take at most ``PERIODIC_EXPR_TIMESLICE`` of the time (``periodic``)."""
+        self.queue.periodic_cost = max(0.0, seconds)
+
+    def configuration_problems(self) -> list[str]:
+        """Knobs of the current settings that could not be used, each naming the knob and why."""
+        return list(self.settings.problems)
 
     def take_warnings(self) -> list[str]:
         """What the schedd should log since the last call: the queue's warnings (job transforms
@@ -200,14 +229,25 @@ def _forward_reschedule(schedd: Schedd, message: Reschedule, now: float) -> Ok:
     return Ok()
 
 
+def _submit(schedd: Schedd, message: Submit, now: float) -> Submitted:
+    """A submit as ``commands`` takes it, noting the new cluster's local and scheduler jobs."""
+    reply = commands.HANDLERS[Submit](schedd, message, now)
+    jobs = schedd.queue.jobs
+    ids = ((reply.cluster, proc) for proc in range(reply.count))
+    schedd.local.track((job_id, jobs[job_id]) for job_id in ids if job_id in jobs)
+    return reply
+
+
 HANDLERS: dict[type, Handler] = {
     **commands.HANDLERS,
     **offers.HANDLERS,
     **shadow.HANDLERS,
+    **localjobs.HANDLERS,
+    Submit: _submit,
     Reschedule: _forward_reschedule,
     ReconnectReply: reconnect.on_reply,
     StartdUnreachable: reconnect.on_unreachable,
 }
-REQUEST_TYPES: frozenset[type] = frozenset(HANDLERS) - {ReconnectReply, StartdUnreachable}
+REQUEST_TYPES: frozenset[type] = frozenset(HANDLERS) - {ReconnectReply, StartdUnreachable, LocalJobReport}
 
 __all__ = ["HANDLERS", "REQUEST_TYPES", "Schedd"]

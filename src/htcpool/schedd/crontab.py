@@ -7,17 +7,32 @@ list ``a,b,c`` of those, and a step ``*/n`` or ``a-b/n``; a missing field is
 either qualifies; otherwise the restricted one decides. ``next_run`` starts at
 the next whole minute after ``now`` (the current minute is never chosen) and
 searches in the job's local time, given as seconds east of UTC.
+
+``refresh(queue, now)`` recomputes the next run of every Idle crontab job: the schedd calls
+it when it starts (after a restart the clock has moved on) and after a reconfiguration (the
+time zone, or the job's own Cron fields by condor_qedit, may have changed). A job whose
+``DeferralTime`` has come and whose ``DeferralWindow`` is still open keeps it (it is due to
+run now); one whose window has passed gets the next run after ``now``; a schedule that cannot be read holds the job (code 25), as at submit.
 """
 
 from __future__ import annotations
 
 import calendar
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from htcpool.schedd.errors import ScheddError
 
+if TYPE_CHECKING:
+    from htcpool.schedd.queue import JobQueue
+    from htcpool.schedd.store import JobId
+
 FIELDS = (("CronMinute", 0, 59), ("CronHour", 0, 23), ("CronDayOfMonth", 1, 31),
           ("CronMonth", 1, 12), ("CronDayOfWeek", 0, 7))
+
+
+#: HoldReasonCode of a job whose cron schedule cannot be read
+HOLD_INVALID_CRON = 25
 
 
 class CronError(ScheddError):
@@ -93,6 +108,32 @@ class CronSchedule:
                     if t >= start:
                         return (days + offset) * 86400 + t - zone
         raise CronError("the cron schedule never matches")
+
+
+def refresh(queue: JobQueue, now: float) -> list[JobId]:
+    """Recompute the Idle crontab jobs' next ``DeferralTime``; the ids of the jobs changed."""
+    from htcpool.schedd.states import JobStatus
+
+    context = queue.context(now)
+    changed = []
+    for job_id, ad in list(queue.jobs.items()):
+        fields = {name: str(ad.evaluate(name, context)) for name, _, _ in FIELDS if name in ad}
+        if not fields or ad.evaluate("JobStatus", context) != JobStatus.IDLE:
+            continue
+        current = ad.evaluate("DeferralTime", context)
+        window = ad.evaluate("DeferralWindow", context)
+        if type(current) is int and current <= now <= current + (window if type(window) is int else 0):
+            continue  # due now: it runs within its window
+        try:
+            following = CronSchedule.from_fields(fields).next_run(now, queue.settings.local_zone)
+        except CronError as e:
+            queue.hold(job_id, None, now, f"Invalid cron schedule parameters: {e}", HOLD_INVALID_CRON)
+            continue
+        if following != current:
+            ad["DeferralTime"] = following
+            queue.save(job_id, now)
+            changed.append(job_id)
+    return changed
 
 
 def _civil(days: int) -> tuple[int, int, int]:

@@ -4,9 +4,12 @@ Rules (the deferral rule itself is ``htcpool.deferral.ready_to_offer``):
 
 * ``FetchRequests``: the idle jobs of the submitters asked for (every submitter when
   none is named), each submitter's best first (``JobQueue.ordered_jobs``), leaving out
-  jobs a claim already holds or is being requested for, and deferred jobs not yet due
+  jobs a claim already holds or is being requested for, local and scheduler universe
+  jobs (the schedd runs those itself: ``localjobs``), and deferred jobs not yet due
   (``now + SCHEDD_INTERVAL >= DeferralTime - DeferralPrepTime``) or whose deferral
   cannot be evaluated at all (the queue's timer reports those).
+* ``MAX_JOBS_RUNNING`` (``limits.start_capacity``): at the limit no job is offered and
+  no match or leftovers are taken.
 * ``MatchInfo`` is taken only for a job still Idle and a claim id the schedd does not
   hold yet; the schedd then asks the slot's startd (its ``MyAddress``, required) for
   the claim, naming the claims the match preempts. A match the claim manager refuses
@@ -33,8 +36,9 @@ from htcpool.classad.match import requirements_hold
 from htcpool.deferral import ready_to_offer
 from htcpool.protocol import FetchRequests, IdleJobs, MatchInfo, Ok
 from htcpool.protocol.startd import ActivateClaim, ClaimReply, RequestClaim
-from htcpool.schedd.claims import ClaimAction
+from htcpool.schedd.claims import ClaimAction, negotiated_attributes
 from htcpool.schedd.errors import BadRequest, ScheddError
+from htcpool.schedd.limits import start_capacity
 from htcpool.schedd.states import JobStatus
 from htcpool.schedd.store import JobId
 
@@ -56,8 +60,9 @@ def offerable(schedd: Schedd, submitter: str, now: float, reserved: set[JobId] |
     reserved = jobs_on_claims(schedd) if reserved is None else reserved
     interval = schedd.settings.schedd_interval
     jobs = schedd.queue.jobs
+    here = schedd.local.tracked  # local and scheduler universe jobs: the schedd runs them itself
     return (job_id for job_id in schedd.queue.ordered_jobs(submitter)
-            if job_id not in reserved and _may_offer(jobs[job_id], now, interval))
+            if job_id not in reserved and job_id not in here and _may_offer(jobs[job_id], now, interval))
 
 
 def _may_offer(job: ClassAd, now: float, interval: float) -> bool:
@@ -72,6 +77,8 @@ def on_fetch_requests(schedd: Schedd, message: FetchRequests, now: float) -> Idl
     submitters: list[str] = []
     ads: list[ClassAd] = []
     reserved = jobs_on_claims(schedd)
+    if start_capacity(schedd) <= 0:  # MAX_JOBS_RUNNING reached (``limits``): nothing to offer
+        return IdleJobs((), ())
     for submitter in schedd.queue.submitters():
         if wanted and submitter not in wanted:
             continue
@@ -90,9 +97,12 @@ def on_match(schedd: Schedd, message: MatchInfo, now: float) -> Ok:
     if job_id not in queue.jobs or queue.status(job_id) != JobStatus.IDLE \
             or message.claim_id in schedd.claims.claims:
         return Ok("match not taken")
+    if start_capacity(schedd) <= 0:
+        return Ok("match not taken: MAX_JOBS_RUNNING reached")
     schedd.startd_addresses[message.claim_id] = address
     try:
-        actions = schedd.claims.match(message.slot_ad, message.claim_id, job_id, now)
+        negotiated = negotiated_attributes(message.group, message.negotiating_group, message.autoregroup)
+        actions = schedd.claims.match(message.slot_ad, message.claim_id, job_id, now, negotiated)
     except ScheddError as e:
         return Ok(f"match for {job_id[0]}.{job_id[1]} dropped: {e}")
     schedd.send_claim_actions([replace(a, preempt_claim_ids=message.preempt_claim_ids)
@@ -103,7 +113,7 @@ def on_match(schedd: Schedd, message: MatchInfo, now: float) -> Ok:
 def claim_leftovers(schedd: Schedd, reply: ClaimReply, submitter: str, now: float) -> None:
     """Claim the leftovers of a partitionable slot for the submitter's next job, if one fits."""
     leftovers = reply.leftovers
-    if not schedd.settings.claim_partitionable_leftovers or leftovers is None:
+    if not schedd.settings.claim_partitionable_leftovers or leftovers is None or start_capacity(schedd) <= 0:
         return
     claim_id, address = leftovers.get("ClaimId"), leftovers.get("MyAddress")
     if not isinstance(claim_id, str) or not isinstance(address, str) or claim_id in schedd.claims.claims:

@@ -17,16 +17,24 @@ Rules of this module (the state table itself is in ``states``):
   A non-cron deferral job still Idle past ``DeferralTime + DeferralWindow`` is
   held with code 20 (the rule is ``htcpool.deferral.missed``). One job is one
   instance: a running cron job is not restarted.
-* ``handle_timer`` (cron schedules, missed deferrals, the job's periodic policy
-  expressions, each decision applied through the ``_POLICY`` table) is due every
-  ``SCHEDD_INTERVAL``, at most ``PERIODIC_INTERVAL_CAP`` seconds apart;
-  ``next_deadline`` says when. A job whose expressions cannot be evaluated at all
-  (a ``ClassAdError``) is passed over, with a line in ``warnings``, and the timer goes
-  on with the other jobs.
+* ``handle_timer`` (cron schedules, missed deferrals, the job's and the pool's periodic
+  policy expressions, each decision applied through the ``_POLICY`` table) is due every
+  ``SCHEDD_INTERVAL``, at most ``PERIODIC_INTERVAL_CAP`` seconds apart, and when the policy
+  is due (``PERIODIC_EXPR_INTERVAL``, stretched by ``PERIODIC_EXPR_TIMESLICE``: ``periodic``);
+  the policy is evaluated only on the passes where it is due. ``next_deadline`` says when.
+  A job whose expressions cannot be evaluated at all (a ``ClassAdError``) is passed
+  over, with a line in ``warnings``, and the timer goes on with the other jobs.
+* ``submit`` refuses a cluster that would pass ``MAX_JOBS_SUBMITTED``,
+  ``MAX_JOBS_PER_OWNER`` or ``MAX_JOBS_PER_SUBMISSION`` before anything is queued
+  (``limits``); ``owners`` counts each owner's jobs as they enter and leave.
 * Job expressions are evaluated in ``context(now)``: the clock reads the entry
   point's ``now``.
 * Removed jobs and completed jobs (unless ``LeaveJobInQueue``) leave the queue
   at once and are appended to the history.
+* Cluster ids never repeat: ``reserve_cluster`` (condor_submit's NewCluster) takes the
+  next id and writes the counter at once, so a restart continues after it; the
+  reservation is held in memory for its owner's next ``submit`` naming it, for at most
+  ``RESERVATION_LIFETIME`` seconds. An id reserved and not used is skipped, nothing else.
 """
 
 from __future__ import annotations
@@ -40,6 +48,8 @@ from htcpool.schedd.admission import admit
 from htcpool.schedd.crontab import FIELDS as CRON_FIELDS
 from htcpool.schedd.crontab import CronError, CronSchedule
 from htcpool.schedd.errors import PermissionDenied, SubmitRejected, UnknownJob
+from htcpool.schedd.limits import OwnerCounts, check_submission
+from htcpool.schedd.periodic import policy_interval
 from htcpool.schedd.policy import PolicyAction, PolicyKind, exit_action, periodic_action
 from htcpool.schedd.priority import PriorityIndex, priority_key, submitter_of
 from htcpool.schedd.settings import ScheddSettings
@@ -52,6 +62,8 @@ HOLD_INVALID_CRON = 25
 #: the queue's periodic work (policy expressions, cron schedules, missed deferrals) runs every
 #: SCHEDD_INTERVAL, but at least this often (HTCondor's PERIODIC_EXPR_INTERVAL default)
 PERIODIC_INTERVAL_CAP = 60
+#: how long a reserved cluster id waits for its Submit (condor_submit sends it at once)
+RESERVATION_LIFETIME = 3600.0
 
 
 class JobQueue:
@@ -62,7 +74,16 @@ class JobQueue:
         self.schedd_ad = schedd_ad or ClassAd({"MyType": "Scheduler", "Name": self.settings.schedd_name})
         self.jobs: dict[JobId, ClassAd] = {}
         self.next_cluster = next_cluster
+        #: cluster ids reserved by ``reserve_cluster``: id -> (owner, when)
+        self.reservations: dict[int, tuple[str, float]] = {}
         self.index = PriorityIndex()
+        #: jobs per owner, for MAX_JOBS_PER_OWNER (``limits``)
+        self.owners = OwnerCounts()
+        #: seconds the last periodic pass took, as the driver measured it (PERIODIC_EXPR_TIMESLICE)
+        self.periodic_cost = 0.0
+        #: when the policy expressions are next due (``periodic.policy_interval``); None: at once
+        self.policy_due: float | None = None
+        self._policy_now = True
         self.events: list[ev.LogEvent] = []
         #: what the schedd should log (transform errors, jobs whose periodic expressions could
         #: not be evaluated); the core hands them to the driver (``Schedd.take_warnings``)
@@ -120,6 +141,7 @@ class JobQueue:
     def _leave(self, job_id: JobId) -> None:
         ad = self.jobs.pop(job_id)
         self.index.discard(job_id)
+        self.owners.discard(str(ad.get("Owner", "")))
         self.store.delete_job(job_id)
         self.store.append_history(ad)
 
@@ -130,23 +152,53 @@ class JobQueue:
         domain = self.settings.accounting_domain
         for job_id, ad in jobs.items():
             self.jobs[job_id] = ad
+            self.owners.add(str(ad.get("Owner", "")))
             if JobStatus(ad.evaluate("JobStatus", ctx)) == JobStatus.IDLE:
                 self.index.add(submitter_of(ad, domain, ctx), priority_key(ad, job_id, ctx))
 
     # -- submission
-    def submit(self, owner: str, jobs: list[ClassAd], now: float) -> tuple[int, list[str]]:
-        """Queue a cluster; returns (cluster id, warnings). Raises SubmitRejected."""
+    def reserve_cluster(self, owner: str, now: float) -> int:
+        """A new cluster id for ``owner``'s next ``submit`` (condor_submit's NewCluster)."""
+        stale = [c for c, (_, when) in self.reservations.items() if now - when > RESERVATION_LIFETIME]
+        for c in stale:
+            del self.reservations[c]
         cluster = self.next_cluster
+        self.next_cluster += 1
+        self.store.save_next_cluster(self.next_cluster)
+        self.reservations[cluster] = (owner, now)
+        return cluster
+
+    def _claim_reservation(self, owner: str, cluster: int) -> None:
+        held = self.reservations.get(cluster)
+        if held is None or held[0] != owner:
+            raise SubmitRejected(f"cluster {cluster} is not reserved for {owner} (a reservation lasts "
+                                 f"{RESERVATION_LIFETIME:.0f} s and does not survive a schedd "
+                                 "restart); submit again")
+        del self.reservations[cluster]
+
+    def submit(self, owner: str, jobs: list[ClassAd], now: float,
+               cluster: int = 0) -> tuple[int, list[str]]:
+        """Queue a cluster; returns (cluster id, warnings). Raises SubmitRejected.
+
+        ``cluster`` is an id ``reserve_cluster`` gave ``owner`` (used once, even when the
+        cluster is rejected); 0 takes the next id."""
+        if cluster:
+            self._claim_reservation(owner, cluster)
+        else:
+            cluster = self.next_cluster
+        check_submission(self.settings.limits, len(self.jobs), self.owners.of(owner), len(jobs))
         ctx = self.context(now)
         admitted = admit(jobs, cluster, owner, now, transforms=self.settings.transforms,
                          requirements=self.settings.submit_requirements, schedd_ad=self.schedd_ad,
                          context=ctx, accounting_domain=self.settings.accounting_domain)
         self.warnings.extend(admitted.transform_errors)
         warnings = admitted.warnings
-        self.next_cluster += 1
-        self.store.save_next_cluster(self.next_cluster)
+        if cluster >= self.next_cluster:
+            self.next_cluster = cluster + 1
+            self.store.save_next_cluster(self.next_cluster)
         host = self.settings.schedd_address
         shown = tuple(warnings)
+        self.owners.add(owner, len(admitted.ads))
         save, add, events = self.store.save_job, self.index.add, self.events
         for proc, (ad, submitter, key) in enumerate(zip(admitted.ads, admitted.submitters, admitted.keys,
                                                           strict=True)):
@@ -162,7 +214,7 @@ class JobQueue:
                 if status is not None and ad._evaluate_node(status, None, ctx) == JobStatus.IDLE:
                     add(submitter, key)
             events.append(ev.LogEvent(ev.SUBMIT, cluster, proc, now, host=host, warnings=shown))
-        return cluster, warnings
+        return cluster, [*warnings, *admitted.transform_errors]  # the submitter sees failed transforms too
 
     # -- user commands
     def hold(self, job_id: JobId, user: str | None, now: float, reason: str = "",
@@ -297,7 +349,7 @@ class JobQueue:
         ad["CompletionDate"] = int(now)
         self._end_run(ad, ctx, now, committed=True)
         self._event(ev.TERMINATED, job_id, now, return_value=exit_code, signal=exit_signal)
-        action = exit_action(ad, now, ctx)
+        action = exit_action(ad, now, ctx, self.settings.system_max_releases, self.settings.system_policy)
         _POLICY[action.kind](self, job_id, action, now)
         return action
 
@@ -363,12 +415,17 @@ class JobQueue:
 
         Runs whenever it is called; ``next_deadline`` says when it is next due."""
         ctx = self.context(now)
+        timing = self.settings.periodic_timing
+        self._policy_now = timing.enabled and (self.policy_due is None or now >= self.policy_due)
         for job_id, ad in list(self.jobs.items()):
             try:
                 self._periodic(job_id, ad, ctx, now)
             except ClassAdError as e:  # this job's expressions cannot be evaluated: the others go on
                 self.warnings.append(f"job {job_id[0]}.{job_id[1]}: periodic evaluation failed: {e}")
-        self.periodic_due = now + min(self.settings.schedd_interval, PERIODIC_INTERVAL_CAP)
+        if self._policy_now:
+            self.policy_due = now + policy_interval(timing, self.periodic_cost)
+        pace = float(min(self.settings.schedd_interval, PERIODIC_INTERVAL_CAP))
+        self.periodic_due = now + pace if self.policy_due is None else min(now + pace, self.policy_due)
 
     def _periodic(self, job_id: JobId, ad: ClassAd, ctx: EvalContext, now: float) -> None:
         """One job's share of ``handle_timer``."""
@@ -380,7 +437,9 @@ class JobQueue:
             elif missed(ad, now):
                 self.hold(job_id, None, now, MISSED_DEFERRAL_REASON, HOLD_MISSED_DEFERRAL)
                 return
-        action = periodic_action(ad, now, ctx, self.settings.system_max_releases)
+        if not self._policy_now:  # not due (PERIODIC_EXPR_INTERVAL), or turned off (0)
+            return
+        action = periodic_action(ad, now, ctx, self.settings.system_max_releases, self.settings.system_policy)
         if action is not None:
             _POLICY[action.kind](self, job_id, action, now)
 

@@ -6,10 +6,18 @@ periodic expressions, the accounting domain of submitter names
 (``ACCOUNTING_DOMAIN``, default ``UID_DOMAIN``; empty: names without a
 domain), the local time zone used for cron schedules, and the claim knobs
 ``ALIVE_INTERVAL`` (default 300 s), ``MAX_CLAIM_ALIVES_MISSED`` (default 6) and
-``CLAIM_PARTITIONABLE_LEFTOVERS`` (default true).
-``settings_from_config(get, read_file)`` builds it from a reader that answers
-``get(NAME) -> str | None`` with raw (unexpanded) values where HTCondor wants
-them raw (transform bodies), and ``read_file(path)`` for map files.
+``CLAIM_PARTITIONABLE_LEFTOVERS`` (default true), and the local and scheduler universe
+knobs ``START_LOCAL_UNIVERSE``, ``START_SCHEDULER_UNIVERSE`` (expressions, kept as text)
+and ``MAX_RUNNING_SCHEDULER_JOBS_PER_OWNER`` (default 200).
+The pool's periodic expressions and their timing are ``htcpool.schedd.periodic``'s,
+the queue limits ``htcpool.schedd.limits``'.
+``settings_from_config(get, read_file, raw)`` builds it from a reader that answers
+``get(NAME) -> str | None`` with expanded values, ``raw(NAME)`` with unexpanded ones
+(HTCondor reads a transform body unexpanded, so that ``$(MY.attr)`` is expanded
+against each job and other ``$(NAME)`` against the configuration then), and
+``read_file(path)`` for map files. A knob that cannot be used (an integer that is not
+one, an expression or a transform that does not parse) is left at its default and
+described in ``problems``, naming the knob: the driver logs them and the schedd runs on.
 """
 
 from __future__ import annotations
@@ -18,7 +26,13 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from htcpool.classad.errors import ClassAdError
 from htcpool.config import integer_value
+from htcpool.config.errors import ConfigError
+from htcpool.schedd.errors import ScheddError
+from htcpool.schedd.limits import QueueLimits, limits_from_config
+from htcpool.schedd.periodic import PeriodicTiming, system_policy_from_config, timing_from_config
+from htcpool.schedd.policy import SystemPolicy
 from htcpool.schedd.submit_requirements import SubmitRequirement
 from htcpool.schedd.transforms import Transform
 from htcpool.schedd.usermap import UserMaps
@@ -28,10 +42,19 @@ def _names(text: str | None) -> list[str]:
     return [n for n in re.split(r"[\s,]+", text or "") if n]
 
 
-def _int(get: Callable[[str], str | None], name: str, default: int) -> int:
-    """An integer knob, converted as HTCondor's ``param_integer`` does (``5*60`` is 300)."""
+def _int(get: Callable[[str], str | None], name: str, default: int, problems: list[str] | None = None) -> int:
+    """An integer knob, converted as HTCondor's ``param_integer`` does (``5*60`` is 300); one
+    that is not an integer raises, or is noted in ``problems`` and gives ``default``."""
     text = get(name)
-    return default if text is None or not text.strip() else integer_value(name, text)
+    if text is None or not text.strip():
+        return default
+    try:
+        return integer_value(name, text)
+    except (ConfigError, ValueError) as e:
+        if problems is None:
+            raise
+        problems.append(f"{name}: {e}; using {default}")
+        return default
 
 
 def _bool(text: str | None, default: bool = False) -> bool:
@@ -46,10 +69,12 @@ class ScheddSettings:
     submit_requirements: list[SubmitRequirement] = field(default_factory=list)
     transforms: list[Transform] = field(default_factory=list)
     user_maps: UserMaps = field(default_factory=UserMaps)
-    system_periodic_hold: str = ""
-    system_periodic_release: str = ""
-    system_periodic_remove: str = ""
+    system_policy: SystemPolicy = field(default_factory=SystemPolicy)
+    periodic_timing: PeriodicTiming = field(default_factory=PeriodicTiming)
+    limits: QueueLimits = field(default_factory=QueueLimits)
     system_max_releases: int = -1
+    #: knobs that could not be used, each naming the knob and why (the driver logs them)
+    problems: list[str] = field(default_factory=list)
     schedd_interval: int = 300
     local_zone: int = 0
     accounting_domain: str = ""
@@ -58,11 +83,20 @@ class ScheddSettings:
     alive_interval: int = 300
     max_claim_alives_missed: int = 6
     claim_partitionable_leftovers: bool = True
+    start_local_universe: str = "TotalLocalJobsRunning < 200"
+    start_scheduler_universe: str = "TotalSchedulerJobsRunning < 500"
+    max_running_scheduler_jobs_per_owner: int = 200
+    #: condor_qedit's rules (schedd/edit.py): (SYSTEM_)IMMUTABLE_JOB_ATTRS, (SYSTEM_)PROTECTED_JOB_ATTRS
+    immutable_job_attrs: frozenset[str] = frozenset(
+        {"Owner", "ClusterId", "JobUniverse", "ProcId", "MyType", "TargetType", "User", "OsUser"})
+    protected_job_attrs: frozenset[str] = frozenset()
 
 
 def settings_from_config(get: Callable[[str], str | None],
-                         read_file: Callable[[str], str | None] = lambda path: None) -> ScheddSettings:
+                         read_file: Callable[[str], str | None] = lambda path: None,
+                         raw: Callable[[str], str | None] | None = None) -> ScheddSettings:
     s = ScheddSettings()
+    unexpanded = raw or get
     supers = get("QUEUE_SUPER_USERS")
     if supers is not None:
         s.queue_super_users = frozenset(_names(supers))
@@ -72,13 +106,22 @@ def settings_from_config(get: Callable[[str], str | None],
         expr = get(f"SUBMIT_REQUIREMENT_{name}")
         if not expr:
             continue
-        s.submit_requirements.append(SubmitRequirement.from_text(
-            name, expr, get(f"SUBMIT_REQUIREMENT_{name}_REASON"),
-            _bool(get(f"SUBMIT_REQUIREMENT_{name}_IS_WARNING"))))
+        try:
+            s.submit_requirements.append(SubmitRequirement.from_text(
+                name, expr, get(f"SUBMIT_REQUIREMENT_{name}_REASON"),
+                _bool(get(f"SUBMIT_REQUIREMENT_{name}_IS_WARNING"))))
+        except (ClassAdError, ValueError, ScheddError) as e:
+            s.problems.append(f"SUBMIT_REQUIREMENT_{name}: {e}; the requirement is ignored")
     for name in _names(get("JOB_TRANSFORM_NAMES")):
-        body = get(f"JOB_TRANSFORM_{name}")
-        if body:
-            s.transforms.append(Transform.parse(name, body))
+        body = unexpanded(f"JOB_TRANSFORM_{name}")
+        if not body or not body.strip():
+            s.problems.append(f"JOB_TRANSFORM_{name}: not defined, but named in JOB_TRANSFORM_NAMES; "
+                              "the transform is skipped")
+            continue
+        try:
+            s.transforms.append(Transform.parse(name, body, unexpanded))
+        except ValueError as e:
+            s.problems.append(f"{e}; the transform is skipped")
     for name in _names(get("SCHEDD_CLASSAD_USER_MAP_NAMES")):
         text = get(f"CLASSAD_USER_MAPDATA_{name}")
         path = get(f"CLASSAD_USER_MAPFILE_{name}")
@@ -86,14 +129,21 @@ def settings_from_config(get: Callable[[str], str | None],
             text = read_file(path)
         if text is not None:
             s.user_maps.add(name, text, _bool(get(f"CLASSAD_USER_MAP_PREFIX_{name}")))
-    s.system_periodic_hold = get("SYSTEM_PERIODIC_HOLD") or ""
-    s.system_periodic_release = get("SYSTEM_PERIODIC_RELEASE") or ""
-    s.system_periodic_remove = get("SYSTEM_PERIODIC_REMOVE") or ""
-    s.system_max_releases = _int(get, "SYSTEM_MAX_RELEASES", -1)
-    s.schedd_interval = _int(get, "SCHEDD_INTERVAL", 300)
-    s.alive_interval = _int(get, "ALIVE_INTERVAL", 300)
-    s.max_claim_alives_missed = _int(get, "MAX_CLAIM_ALIVES_MISSED", 6)
+    s.system_policy = system_policy_from_config(get, s.problems)
+    s.periodic_timing = timing_from_config(get, s.problems)
+    s.limits = limits_from_config(get, s.problems)
+    s.system_max_releases = _int(get, "SYSTEM_MAX_RELEASES", -1, s.problems)
+    s.schedd_interval = _int(get, "SCHEDD_INTERVAL", 300, s.problems)
+    s.alive_interval = _int(get, "ALIVE_INTERVAL", 300, s.problems)
+    s.max_claim_alives_missed = _int(get, "MAX_CLAIM_ALIVES_MISSED", 6, s.problems)
     s.claim_partitionable_leftovers = _bool(get("CLAIM_PARTITIONABLE_LEFTOVERS"), True)
+    s.immutable_job_attrs = frozenset(_names(get("SYSTEM_IMMUTABLE_JOB_ATTRS"))
+                                      + _names(get("IMMUTABLE_JOB_ATTRS"))) or s.immutable_job_attrs
+    s.protected_job_attrs = frozenset(_names(get("SYSTEM_PROTECTED_JOB_ATTRS")) + _names(get("PROTECTED_JOB_ATTRS")))
+    s.start_local_universe = get("START_LOCAL_UNIVERSE") or s.start_local_universe
+    s.start_scheduler_universe = get("START_SCHEDULER_UNIVERSE") or s.start_scheduler_universe
+    s.max_running_scheduler_jobs_per_owner = _int(get, "MAX_RUNNING_SCHEDULER_JOBS_PER_OWNER", 200,
+                                                  s.problems)
     domain = get("ACCOUNTING_DOMAIN")
     s.accounting_domain = (domain if domain is not None else get("UID_DOMAIN") or "").strip()
     return s

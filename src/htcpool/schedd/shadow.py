@@ -18,12 +18,14 @@ and one per reported event (``UPDATES``):
   continued move the job between Running and Suspended; usage is recorded under
   HTCondor's names (``ImageSize``, never shrinking, ``ResidentSetSize``,
   ``MemoryUsage`` as the expression ``((ResidentSetSize + 1023) / 1024)``,
-  ``RemoteUserCpu``, ``RemoteSysCpu``) with an image-size event (006) in the user log
+  ``RemoteUserCpu``, ``RemoteSysCpu``, ``DiskUsage``, ``CpusUsage``) with an image-size event (006) in the user log
   whenever the size grows; a start error holds the job with code 6 ("Error from
   starter: …") and a missed deferral with code 20, each releasing the claim; an exit
   adds the run's totals (``ActivationDuration``, ``ActivationExecutionDuration``,
   ``CumulativeRemoteUserCpu``/``SysCpu``) and, unless the startd killed the job
-  itself, hands the exit to the claim manager (exit policy, then reuse of the claim).
+  itself, hands the exit to the claim manager (exit policy, then reuse of the claim);
+  an exit carrying a hold code (a job over its cgroup memory limit: 34) holds the job
+  with the starter's message and releases the claim.
 * Every report renews the claim's lease and the job's ``LastJobLeaseRenewal``.
 * Orphans: a message about a claim the schedd no longer holds (or not yet, right
   after a restart). An exit finishes the running job whose ``ClaimId`` it names; an
@@ -154,9 +156,10 @@ def _start_error(schedd: Schedd, job_id: JobId, u: JobUpdate, now: float) -> Non
     _hold_and_release(schedd, job_id, u.claim_id, now, f"Error from starter: {u.message}", HOLD_STARTER_ERROR)
 
 
-def _hold_and_release(schedd: Schedd, job_id: JobId, claim_id: str, now: float, reason: str, code: int) -> None:
+def _hold_and_release(schedd: Schedd, job_id: JobId, claim_id: str, now: float, reason: str, code: int,
+                      subcode: int = 0) -> None:
     if schedd.queue.status(job_id) in ACTIVE:
-        schedd.queue.hold(job_id, None, now, reason, code)
+        schedd.queue.hold(job_id, None, now, reason, code, subcode)
     schedd.send_claim_actions(schedd.claims.release(claim_id, now))
 
 
@@ -164,6 +167,9 @@ def _exited(schedd: Schedd, job_id: JobId, u: JobUpdate, now: float) -> None:
     ad = schedd.queue.jobs[job_id]
     record_usage(ad, u)
     record_run(ad, u)
+    if u.hold_code:  # the starter ended the job and holds it (over its memory limit): never rerun
+        _hold_and_release(schedd, job_id, u.claim_id, now, u.message, u.hold_code, u.hold_subcode)
+        return
     if not u.killed and schedd.queue.status(job_id) in ACTIVE:
         schedd.send_claim_actions(schedd.claims.job_exited(u.claim_id, now, u.exit_code, u.exit_signal))
 
@@ -190,6 +196,10 @@ def record_usage(ad: ClassAd, u: JobUpdate) -> None:
     if u.user_cpu or u.sys_cpu:
         ad["RemoteUserCpu"] = float(u.user_cpu)
         ad["RemoteSysCpu"] = float(u.sys_cpu)
+    if u.disk_usage_kb:
+        ad["DiskUsage"] = int(u.disk_usage_kb)
+    if u.cpus_usage:
+        ad["CpusUsage"] = float(u.cpus_usage)
 
 
 def record_run(ad: ClassAd, u: JobUpdate) -> None:

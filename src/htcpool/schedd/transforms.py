@@ -16,8 +16,10 @@ the loop variables (``Item`` by default) set. The schedd applies a transform
 once (``apply``), ignoring the arguments, with ``Iterating`` false.
 
 Each value is macro-expanded first: ``$(MY.Attr)`` is the job attribute's
-expression text; other names are the transform's macros, then ``lookup`` (the
-configuration). A statement that fails (bad expression) is skipped and noted
+expression text (nothing when the job has no such attribute); other names are the
+transform's macros, then ``lookup`` (the configuration's unexpanded values, given to
+``parse`` by the schedd's settings: HTCondor keeps a transform body unexpanded in the
+configuration, so its ``$(MY.Attr)`` reach the job). A statement that fails (bad expression) is skipped and noted
 in ``TransformResult.errors``; it does not fail the submission. Given a
 ``Reads``, ``apply`` records every attribute it read or wrote, so the queue
 can prove that another job of the cluster would be transformed alike
@@ -33,7 +35,7 @@ from dataclasses import dataclass, field
 from htcpool.classad import ClassAd, EvalContext
 from htcpool.classad.classad import to_node
 from htcpool.classad.errors import ClassAdError
-from htcpool.classad.nodes import Node
+from htcpool.classad.nodes import Literal, Node
 from htcpool.classad.parser import parse_expression
 from htcpool.classad.unparse import unparse_old
 from htcpool.classad.values import ERROR, UNDEFINED
@@ -100,12 +102,14 @@ class Transform:
     name: str
     statements: list[Statement]
     iteration: str = ""
+    #: the configuration's unexpanded values, for ``$(NAME)`` the transform does not define
+    lookup: Callable[[str], str | None] | None = field(default=None, repr=False, compare=False)
     # one expander per transform, pointed at each job in turn (seeding a generator per
     # job would cost more than the transform)
     _expander: Expander | None = field(default=None, repr=False, compare=False)
 
     @classmethod
-    def parse(cls, name: str, body: str) -> Transform:
+    def parse(cls, name: str, body: str, lookup: Callable[[str], str | None] | None = None) -> Transform:
         if body.lstrip().startswith("["):
             raise ValueError(f"JOB_TRANSFORM_{name}: the old ClassAd form of transforms is no longer supported")
         statements: list[Statement] = []
@@ -122,19 +126,21 @@ class Transform:
             word, _, rest = line.partition(" ")
             low = word.lower()
             if low == "transform":
-                return cls(name, statements, _iteration(rest.strip(), lines[number:]))
+                return cls(name, statements, _iteration(rest.strip(), lines[number:]), lookup)
             if low in KEYWORDS or low in _CONDITIONAL:
                 statements.append(Statement(number, low, rest.strip()))
             elif "=" in line:
                 statements.append(Statement(number, "macro", line))
             else:
                 raise ValueError(f"JOB_TRANSFORM_{name}, line {number}: unknown statement '{line}'")
-        return cls(name, statements)
+        return cls(name, statements, lookup=lookup)
 
     def apply(self, ad: ClassAd, context: EvalContext,
-              lookup: Callable[[str], str | None] = lambda name: None,
+              lookup: Callable[[str], str | None] | None = None,
               reads: Reads | None = None, variables: dict[str, str] | None = None) -> TransformResult:
-        """Transform ``ad`` in place once; ``variables`` preset temporary macros (lower case)."""
+        """Transform ``ad`` in place once; ``variables`` preset temporary macros (lower case);
+        ``lookup`` (default: the one given to ``parse``) answers other macro names."""
+        config = lookup or self.lookup or _nothing
         macros: dict[str, str] = {"iterating": "false", "isclusterad": "false",
                                   "latematerialization": "false"}
         if variables:
@@ -145,8 +151,11 @@ class Transform:
             if name.lower().startswith("my."):
                 seen.names.add(name[3:].lower())
                 node = ad._exprs.get(name[3:].lower())
+                if isinstance(node, Literal) and isinstance(node.value, str):
+                    return node.value  # a plain string expands without its quotes
                 return None if node is None else unparse_old(node)
-            return macros.get(name.lower(), lookup(name))
+            low = name.lower()
+            return macros[low] if low in macros else config(name)
 
         if self._expander is None:
             self._expander = Expander(find)
@@ -157,8 +166,14 @@ class Transform:
         try:
             for st in self.statements:
                 if st.keyword == "requirements":
-                    value = self._evaluate(expander.expand(st.text), ad, context, seen)
-                    if value is not True:
+                    text = expander.expand(st.text)
+                    try:
+                        parse_cached(text)
+                    except ClassAdError as e:
+                        result.errors.append(f"JOB_TRANSFORM_{self.name}, line {st.line}: REQUIREMENTS "
+                                             f"'{text}' does not parse ({e}); the transform is not applied")
+                        return result
+                    if self._evaluate(text, ad, context, seen) is not True:
                         return result
             result.applied = True
             branches: list[tuple[bool, bool]] = []  # (active, taken)
@@ -172,7 +187,8 @@ class Transform:
                 try:
                     self._statement(st, ad, context, expander, macros, result, seen)
                 except (ClassAdError, ValueError) as e:
-                    result.errors.append(f"JOB_TRANSFORM_{self.name}, line {st.line}: {e}")
+                    result.errors.append(f"JOB_TRANSFORM_{self.name}, line {st.line}: "
+                                         f"{st.keyword.upper()} {st.text}: {e}; the statement is skipped")
             return result
         finally:
             seen.opaque = seen.opaque or expander.used_random
@@ -260,7 +276,7 @@ class Transform:
         attr, value = _split_attr(text)
         low = attr.lower()
         seen.names.add(low)  # read (DEFAULT, COPY, …) or written: its spelling may stay
-        if kw == "set" or (kw == "default" and low not in ad._exprs):
+        if kw == "set" or (kw == "default" and _absent(ad._exprs.get(low))):
             ad.insert_node(attr, parse_cached(value))
             result.changed.add(low)
         elif kw == "evalset":
@@ -313,6 +329,15 @@ class Transform:
             if kw == "rename" and new.lower() != low:
                 del ad[name]
                 result.changed.add(low)
+
+
+def _absent(node: Node | None) -> bool:
+    """DEFAULT's test: no such attribute, or one set to the literal undefined."""
+    return node is None or (isinstance(node, Literal) and node.value is UNDEFINED)
+
+
+def _nothing(name: str) -> str | None:
+    return None
 
 
 def _iteration(rest: str, following: list[str]) -> str:

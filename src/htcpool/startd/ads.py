@@ -2,8 +2,12 @@
 
 Static (``publish_static``): ``Name``, ``SlotID``, ``SlotTypeID``, ``SlotType``,
 ``PartitionableSlot``/``DynamicSlot``, resources (``Cpus``, ``Memory``, ``Disk``,
-``VirtualMemory``, each custom resource with ``Assigned<Res>``, ``TotalSlot<Res>``,
-GPU property ads in the nested form ``GPUs_<id>``), machine totals (``Total…``,
+``VirtualMemory``, each custom resource with ``TotalSlot<Res>`` and, for resources
+with ids, HTCondor 25's device attributes: ``Assigned<Res>`` (the slot's ids joined by
+commas; absent when it holds none), a property ad per device in the nested form
+``GPUs_GPU_6a96bd13 = [ Id = "GPU-6a96bd13"; Capability = 8.0; … ]``, the properties
+common to all its devices as ``GPUs_Capability`` …, and ``Available<Res>``, the list of
+its device ads that ``countMatches(RequireGPUs, AvailableGPUs)`` tests), machine totals (``Total…``,
 ``Detected…``), the policy expressions, ``WithinResourceLimits`` and the attributes
 named in ``STARTD_ATTRS`` / ``SLOT<N>_STARTD_ATTRS`` (``SLOT<N>_X`` wins over ``X``;
 an empty value deletes the attribute).
@@ -87,6 +91,47 @@ def device_attr(resource: str, dev: str) -> str:
     return f"{resource}_{re.sub(r'[^A-Za-z0-9_]', '_', dev)}"
 
 
+def _same(a: object, b: object) -> bool:
+    return type(a) is type(b) and a == b
+
+
+def common_properties(ids: list[str], inventory: Inventory) -> dict[str, object]:
+    """Properties with one value on every device in ``ids`` that has a property ad (HTCondor
+    publishes them as ``<Res>_<Property>`` beside the per-device ads)."""
+    ads = [inventory.properties[d] for d in ids if d in inventory.properties]
+    if not ads:
+        return {}
+    first = ads[0]
+    return {k: first.get(k) for k in first
+            if k.lower() != "id" and all(k in other and _same(other.get(k), first.get(k)) for other in ads[1:])}
+
+
+def _publish_devices(ad: ClassAd, name: str, ids: list[str], inventory: Inventory) -> None:
+    """``Assigned<Res>``, the per-device property ads, the common properties and ``Available<Res>``."""
+    every = inventory.ids[name]
+    if ids:
+        ad[f"Assigned{name}"] = ",".join(ids)
+    else:
+        ad.pop(f"Assigned{name}", None)
+    for dev in every:  # devices handed to a dynamic slot leave this ad
+        if dev not in ids:
+            ad.pop(device_attr(name, dev), None)
+    keys = {k for dev in every if dev in inventory.properties for k in inventory.properties[dev]}
+    common = common_properties(ids, inventory)
+    for key in keys:
+        if key not in common:
+            ad.pop(f"{name}_{key}", None)
+    for key, value in common.items():
+        ad[f"{name}_{key}"] = value
+    for dev in ids:
+        if dev in inventory.properties:
+            props = inventory.properties[dev].copy()
+            if "Id" not in props:
+                props["Id"] = dev
+            ad[device_attr(name, dev)] = props
+    ad.insert_node(f"Available{name}", parse("{" + ", ".join(device_attr(name, d) for d in ids) + "}"))
+
+
 def publish_resources(ad: ClassAd, res: Resources, provisioned: Resources, inventory: Inventory) -> None:
     cpus = res.cpus
     ad["Cpus"] = int(cpus + 0.1) if abs(cpus - round(cpus)) < 0.1 else cpus
@@ -100,19 +145,7 @@ def publish_resources(ad: ClassAd, res: Resources, provisioned: Resources, inven
         ad[name] = res.custom.get(name, 0)
         ad[f"TotalSlot{name}"] = count
         if name in inventory.ids:
-            ids = res.ids.get(name, [])
-            ad[f"Assigned{name}"] = ", ".join(ids)
-            props = [dev for dev in ids if dev in inventory.properties]
-            for dev in inventory.ids[name]:  # devices handed to a dynamic slot leave this ad
-                if dev not in ids:
-                    ad.pop(device_attr(name, dev), None)
-            for dev in props:
-                ad[device_attr(name, dev)] = inventory.properties[dev].copy()
-            if props:
-                ad.insert_node(f"Available{name}",
-                               parse("{" + ", ".join(device_attr(name, d) for d in props) + "}"))
-            else:
-                ad.pop(f"Available{name}", None)
+            _publish_devices(ad, name, res.ids.get(name, []), inventory)
 
 
 def publish_static(slot: Slot, settings: StartdSettings, inventory: Inventory, totals: Mapping[str, object],

@@ -12,13 +12,19 @@ does not count. Vacate time (``max_vacate_time``): ``MachineMaxVacateTime``, or 
 job's ``JobMaxVacateTime`` when lower; a larger job value may borrow from retirement
 still left. Retirement has *expired* when nothing remains or the vacate time covers
 what remains, so that the hard kill lands at the end of retirement.
+
+What a claimed slot publishes of its claim's request (``published_request_attrs``, HTCondor 25's
+``Claim::loadRequestInfo`` and ``Claim::publish``): the request's ``RemoteGroup`` and, when the
+negotiator named the group it negotiated for, ``RemoteNegotiatingGroup`` and
+``RemoteAutoregroup``; and the job's ``ConcurrencyLimits`` evaluated against the slot (MY = job,
+TARGET = slot), so the negotiator can count the limits of running jobs.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from htcpool.classad import ClassAd, EvalContext, as_number
+from htcpool.classad import ClassAd, ClassAdError, EvalContext, as_number
 from htcpool.startd.policy import eval_float
 
 INFINITE = float(2**31 - 1)
@@ -87,6 +93,33 @@ class Claim:
         if self.suspended_since is not None:
             suspended += now - self.suspended_since
         return max(0.0, now - self.job_start - suspended)
+
+
+#: the claim attributes a claimed slot publishes from its request (and removes with the claim)
+REQUEST_ATTRS = ("RemoteGroup", "RemoteNegotiatingGroup", "RemoteAutoregroup", "ConcurrencyLimits")
+
+
+def published_request_attrs(claim: Claim, slot_ad: ClassAd, ctx: EvalContext) -> dict[str, object]:
+    """The ``REQUEST_ATTRS`` the claimed slot's ad carries (see the module's rules)."""
+    out: dict[str, object] = {}
+    request = claim.request
+    if request is not None:
+        group = request.get("RemoteGroup")
+        if isinstance(group, str) and group:
+            out["RemoteGroup"] = group
+        negotiating = request.get("RemoteNegotiatingGroup")
+        if isinstance(negotiating, str) and negotiating:
+            out["RemoteNegotiatingGroup"] = negotiating
+            out["RemoteAutoregroup"] = request.get("RemoteAutoregroup") is True
+    ad = claim.job or request
+    if ad is not None and "ConcurrencyLimits" in ad:
+        try:
+            limits = ad.evaluate("ConcurrencyLimits", ctx, slot_ad)
+        except ClassAdError:
+            limits = None
+        if isinstance(limits, str) and limits:
+            out["ConcurrencyLimits"] = limits
+    return out
 
 
 def max_job_retirement_time(slot_ad: ClassAd, job: ClassAd | None, ctx: EvalContext) -> float:

@@ -20,7 +20,8 @@ times, as HTCondor does (``Resource::compute_condor_usage``, ``assign_load_to_sl
 ``SLOTS_CONNECTED_TO_KEYBOARD``/``…_CONSOLE``, otherwise the time since the startd
 began plus ``DISCONNECTED_KEYBOARD_IDLE_BOOST``.
 
-``publish_dynamic`` writes one slot's moving attributes; ``publish_all`` does every
+``publish_dynamic`` writes one slot's moving attributes (an attribute whose value did not
+change is left as it is, so an unchanged ad costs comparisons, not new nodes); ``publish_all`` does every
 slot and then the ``STARTD_SLOT_ATTRS`` cross-advertising (``slot1_State`` …).
 """
 
@@ -28,9 +29,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from htcpool.classad import ClassAd
+from htcpool.classad.nodes import Literal
 from htcpool.classad.values import UNDEFINED
 from htcpool.startd import retirement
 from htcpool.startd.ads import requirements_node
+from htcpool.startd.claim import published_request_attrs
 from htcpool.startd.policy import eval_float, truth
 from htcpool.startd.slot import CLAIM_ATTRS, LOAD_QUEUE_SIZE, Slot
 from htcpool.startd.states import State
@@ -95,6 +99,16 @@ def _idle(startd: Startd, slot: Slot, last: float | None, connected: int, now: f
     return (now - startd.start_time) + startd.settings.disconnected_keyboard_idle_boost
 
 
+def _put(ad: ClassAd, name: str, value: object) -> None:
+    """``ad[name] = value``, skipped when the attribute already holds that very literal: most
+    moving attributes of a slot do not move between two polls, and comparing is far cheaper
+    than building a node (the ad's content is the same either way)."""
+    node = ad._exprs.get(name.lower())
+    if type(node) is Literal and type(node.value) is type(value) and node.value == value:
+        return
+    ad[name] = value
+
+
 def _latches(startd: Startd, slot: Slot, now: float) -> None:
     ad = slot.ad
     for name in startd.settings.latch_exprs:
@@ -108,57 +122,57 @@ def _latches(startd: Startd, slot: Slot, now: float) -> None:
         if value is None:
             ad.pop(f"{name}Value", None)
         else:
-            ad[f"{name}Value"] = int(value) if value == int(value) else value
-        ad[f"{name}Time"] = int(since)
+            _put(ad, f"{name}Value", int(value) if value == int(value) else value)
+        _put(ad, f"{name}Time", int(since))
 
 
 def publish_dynamic(startd: Startd, slot: Slot, now: float) -> None:
     ad = slot.ad
     ctx = startd.ctx
     settings = startd.settings
-    ad["State"] = slot.state.value
-    ad["Activity"] = slot.activity.value
-    ad["EnteredCurrentState"] = int(slot.entered_state)
-    ad["EnteredCurrentActivity"] = int(slot.entered_activity)
-    ad["MyCurrentTime"] = int(now)
+    _put(ad, "State", slot.state.value)
+    _put(ad, "Activity", slot.activity.value)
+    _put(ad, "EnteredCurrentState", int(slot.entered_state))
+    _put(ad, "EnteredCurrentActivity", int(slot.entered_activity))
+    _put(ad, "MyCurrentTime", int(now))
     for k in ("TotalLoadAvg", "TotalCondorLoadAvg"):
-        ad[k] = startd.totals.get(k, 0.0)
-    ad["CondorLoadAvg"] = round(slot.condor_load, 2)
-    ad["LoadAvg"] = round(slot.condor_load + slot.owner_load, 2)
+        _put(ad, k, startd.totals.get(k, 0.0))
+    _put(ad, "CondorLoadAvg", round(slot.condor_load, 2))
+    _put(ad, "LoadAvg", round(slot.condor_load + slot.owner_load, 2))
     kbd = _idle(startd, slot, startd.keyboard_activity, settings.slots_connected_to_keyboard, now)
     con = _idle(startd, slot, startd.console_activity, settings.slots_connected_to_console, now)
-    ad["KeyboardIdle"] = int(kbd if kbd is not None else (now - startd.start_time)
+    _put(ad, "KeyboardIdle", int(kbd if kbd is not None else (now - startd.start_time))
                              + settings.disconnected_keyboard_idle_boost)
     if con is not None:
-        ad["ConsoleIdle"] = int(con)
+        _put(ad, "ConsoleIdle", int(con))
     local = now + startd.local_zone
-    ad["ClockMin"] = int(local % 86400 // 60)
-    ad["ClockDay"] = (int(local // 86400) + 4) % 7
-    ad["LastBenchmark"] = int(startd.last_benchmark)
+    _put(ad, "ClockMin", int(local % 86400 // 60))
+    _put(ad, "ClockDay", (int(local // 86400) + 4) % 7)
+    _put(ad, "LastBenchmark", int(startd.last_benchmark))
     if startd.mips > 0:
-        ad["Mips"] = startd.mips
+        _put(ad, "Mips", startd.mips)
     if startd.kflops > 0:
-        ad["KFlops"] = startd.kflops
+        _put(ad, "KFlops", startd.kflops)
     busy = truth(ad.evaluate("CpuBusy", ctx)) is True if "CpuBusy" in ad else False
     if busy and slot.cpu_busy_since is None:
         slot.cpu_busy_since = now
     elif not busy:
         slot.cpu_busy_since = None
-    ad["CpuIsBusy"] = busy
+    _put(ad, "CpuIsBusy", busy)
     _latches(startd, slot, now)
     if "CpuBusy" not in settings.latch_exprs:
-        ad["CpuBusyTime"] = int(now - slot.cpu_busy_since) if slot.cpu_busy_since is not None else 0
+        _put(ad, "CpuBusyTime", int(now - slot.cpu_busy_since) if slot.cpu_busy_since is not None else 0)
     if slot.is_partitionable or slot.children:
-        ad["NumDynamicSlots"] = len(slot.children)
-        ad["ChildName"] = [c.name for c in slot.children]
-        ad["ChildState"] = [c.state.value for c in slot.children]
-        ad["ChildActivity"] = [c.activity.value for c in slot.children]
-        ad["ChildCpus"] = [int(c.resources.cpus) for c in slot.children]
-        ad["ChildMemory"] = [c.resources.memory for c in slot.children]
+        _put(ad, "NumDynamicSlots", len(slot.children))
+        _put(ad, "ChildName", [c.name for c in slot.children])
+        _put(ad, "ChildState", [c.state.value for c in slot.children])
+        _put(ad, "ChildActivity", [c.activity.value for c in slot.children])
+        _put(ad, "ChildCpus", [int(c.resources.cpus) for c in slot.children])
+        _put(ad, "ChildMemory", [c.resources.memory for c in slot.children])
     _claim_attrs(startd, slot, now)
     _drain_attrs(startd, slot, now)
     for key, total in slot.history.items():
-        ad[key] = int(total)
+        _put(ad, key, int(total))
     current = f"TotalTime{slot.state.value}{slot.activity.value}"
     ad[current] = int(slot.history.get(current, 0.0) + now - slot.entered_activity)
     if startd.draining is not None and startd.draining.start_expr is not None:
@@ -178,15 +192,17 @@ def _claim_attrs(startd: Startd, slot: Slot, now: float) -> None:
     claim = slot.claim
     if slot.state not in (State.CLAIMED, State.PREEMPTING):
         return
-    ad["CurrentRank"] = claim.rank
+    _put(ad, "CurrentRank", claim.rank)
     user = claim.user()
     if user is not None:
-        ad["RemoteUser"] = user
-        ad["RemoteOwner"] = user
-    ad["RemoteScheddName"] = claim.schedd
-    ad["PublicClaimId"] = claim.id.split("#")[0] + "#" + claim.id.split("#")[-1]
+        _put(ad, "RemoteUser", user)
+        _put(ad, "RemoteOwner", user)
+    _put(ad, "RemoteScheddName", claim.schedd)
+    _put(ad, "PublicClaimId", claim.id.split("#")[0] + "#" + claim.id.split("#")[-1])
     if claim.begin is not None:
-        ad["TotalClaimRunTime"] = int(now - claim.begin)
+        _put(ad, "TotalClaimRunTime", int(now - claim.begin))
+    for attr, value in published_request_attrs(claim, ad, startd.ctx).items():
+        _put(ad, attr, value)
     src = claim.job or claim.request
     if src is not None:
         for attr in ("AccountingGroup",):
@@ -197,21 +213,21 @@ def _claim_attrs(startd: Startd, slot: Slot, now: float) -> None:
         job = claim.job
         cluster, proc = job.get("ClusterId"), job.get("ProcId")
         if isinstance(cluster, int) and isinstance(proc, int):
-            ad["JobId"] = f"{cluster}.{proc}"
+            _put(ad, "JobId", f"{cluster}.{proc}")
         gid = job.get("GlobalJobId")
         if isinstance(gid, str):
-            ad["GlobalJobId"] = gid
-        ad["JobStart"] = int(claim.job_start)
-        ad["TotalJobRunTime"] = int(claim.job_run_time(now))
+            _put(ad, "GlobalJobId", gid)
+        _put(ad, "JobStart", int(claim.job_start))
+        _put(ad, "TotalJobRunTime", int(claim.job_run_time(now)))
         suspended = claim.suspended_total + (now - claim.suspended_since if claim.suspended_since else 0.0)
-        ad["TotalJobSuspendTime"] = int(suspended)
-        ad["RetirementTimeRemaining"] = int(retirement.retirement_left(startd, slot, now))
+        _put(ad, "TotalJobSuspendTime", int(suspended))
+        _put(ad, "RetirementTimeRemaining", int(retirement.retirement_left(startd, slot, now)))
     if slot.preempting is not None:
-        ad["PreemptingRank"] = slot.preempting.rank
+        _put(ad, "PreemptingRank", slot.preempting.rank)
         pu = slot.preempting.user()
         if pu is not None:
-            ad["PreemptingUser"] = pu
-            ad["PreemptingOwner"] = pu
+            _put(ad, "PreemptingUser", pu)
+            _put(ad, "PreemptingOwner", pu)
     else:
         for attr in ("PreemptingRank", "PreemptingUser", "PreemptingOwner"):
             ad.pop(attr, None)
@@ -222,18 +238,19 @@ def _drain_attrs(startd: Startd, slot: Slot, now: float) -> None:
     d = startd.draining
     totals = startd.drain_totals
     if d is not None:
-        ad["Draining"] = True
-        ad["DrainReason"] = d.reason
-        ad["DrainingRequestId"] = d.request_id
+        _put(ad, "Draining", True)
+        _put(ad, "DrainReason", d.reason)
+        _put(ad, "DrainingRequestId", d.request_id)
     else:
         ad.pop("Draining", None)
     if totals.last_start is not None:
-        ad["LastDrainStartTime"] = int(totals.last_start)
+        _put(ad, "LastDrainStartTime", int(totals.last_start))
     if totals.last_stop is not None:
-        ad["LastDrainStopTime"] = int(totals.last_stop)
-    ad["TotalMachineDrainingBadput"] = int(totals.badput)
-    ad["TotalMachineDrainingUnclaimedTime"] = int(totals.unclaimed_time)
-    ad.update(retirement.expected_draining(startd, now))
+        _put(ad, "LastDrainStopTime", int(totals.last_stop))
+    _put(ad, "TotalMachineDrainingBadput", int(totals.badput))
+    _put(ad, "TotalMachineDrainingUnclaimedTime", int(totals.unclaimed_time))
+    for name, value in retirement.expected_draining(startd, now).items():
+        _put(ad, name, value)
 
 
 def clear_claim_attrs(slot: Slot) -> None:

@@ -55,6 +55,7 @@ from htcpool.protocol.startd import (
     DrainReply,
     FinalJobUpdate,
     HardKill,
+    JobUsage,
     MatchNotification,
     ReleaseClaim,
     RequestClaim,
@@ -67,6 +68,7 @@ from htcpool.protocol.startd import (
 )
 from htcpool.startd import activation, backfill, carving, drain, dynamic, retirement, transitions
 from htcpool.startd.claim import Claim
+from htcpool.startd.job_usage import on_job_usage
 from htcpool.startd.slot import Slot
 from htcpool.startd.states import CLAIMED_LIKE, Activity, Event, State, allowed
 
@@ -275,15 +277,15 @@ def on_vacate(startd: Startd, msg: Vacate, now: float) -> None:
 
 
 def on_suspend(startd: Startd, msg: SuspendClaim, now: float) -> None:
-    slot = startd.slot(msg.slot)
-    if slot.state is S.CLAIMED and slot.activity in (A.BUSY, A.RETIRING):
+    slot = startd.find_claim(msg.claim_id) if msg.claim_id else startd.slot(msg.slot)
+    if slot is not None and slot.state is S.CLAIMED and slot.activity in (A.BUSY, A.RETIRING):
         slot.claim.command_suspended = True
         transitions.change(startd, slot, E.SUSPEND, now)
 
 
 def on_continue(startd: Startd, msg: ContinueClaim, now: float) -> None:
-    slot = startd.slot(msg.slot)
-    if slot.pair == (S.CLAIMED, A.SUSPENDED):
+    slot = startd.find_claim(msg.claim_id) if msg.claim_id else startd.slot(msg.slot)
+    if slot is not None and slot.pair == (S.CLAIMED, A.SUSPENDED):
         slot.claim.command_suspended = False
         in_retirement = slot.preempting is not None or not slot.claim.may_unretire
         transitions.change(startd, slot, E.RETIRE if in_retirement else E.CONTINUE, now)
@@ -322,6 +324,7 @@ HANDLERS: dict[type, Callable[[Startd, Any, float], None]] = {
     Alive: on_alive,
     StarterExited: on_starter_exited,
     FinalJobUpdate: on_final_update,
+    JobUsage: on_job_usage,
     BenchmarksFinished: on_benchmarks,
     BackfillClientStarted: on_backfill_started,
     BackfillClientExited: on_backfill_exited,

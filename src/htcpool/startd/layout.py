@@ -11,21 +11,37 @@ expression over each device's property ad, evaluated at the startd's start).
 ``build_layout`` turns the slot types into slots, exactly in HTCondor's order: type
 by type, fixed amounts first, then ``auto`` shares divide what is left. A layout
 that does not fit raises ``LayoutError`` naming the slot type and resource (the
-startd's ABORT failure mode).
+startd's ABORT failure mode); a device constraint that does not parse, or that too
+few devices meet, raises ``ResourceConstraintError``, after which the startd runs
+without that resource (``Startd``). ``with_inventory`` merges what inventory
+commands (GPU discovery) reported into the settings and the ``Inventory``.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 from htcpool.classad import ClassAd, ClassAdError, EvalContext, ExprTree
 from htcpool.classad.values import ERROR, UNDEFINED
+from htcpool.gpu import InventoryReading
 from htcpool.startd.errors import LayoutError
 from htcpool.startd.settings import SlotTypeSettings, StartdSettings
+
+
+class ResourceConstraintError(LayoutError):
+    """A custom resource's ``: constraint`` in ``SLOT_TYPE_<N>`` does not parse or too few
+    devices satisfy it. The startd then runs without that resource (the machine still
+    appears) and says why in its log."""
+
+    def __init__(self, message: str, resource: str, slot_type: int) -> None:
+        super().__init__(message)
+        self.resource = resource
+        self.slot_type = slot_type
+
 
 STANDARD = ("cpus", "memory", "disk", "swap")
 _ALIASES = (("cpus", ("cpus",)), ("memory", ("ram", "memory")), ("swap", ("swap", "virtualmemory")),
@@ -95,6 +111,12 @@ class Inventory:
     def names(self) -> list[str]:
         return [*self.ids, *self.counts]
 
+    def without(self, name: str) -> Inventory:
+        """This inventory less resource ``name`` (a machine left without its GPUs)."""
+        return Inventory({k: v for k, v in self.ids.items() if k != name},
+                         {k: v for k, v in self.counts.items() if k != name},
+                         {d: p for d, p in self.properties.items() if d not in self.ids.get(name, ())})
+
     def total(self, name: str) -> int:
         return len(self.ids[name]) if name in self.ids else self.counts.get(name, 0)
 
@@ -154,16 +176,22 @@ def _scaled(share: Share, key: str) -> float:
 
 
 def _split_items(text: str) -> list[str]:
+    """One item per line (the ``@=`` form); else comma-separated items; else white-space
+    separated ones, with blanks around ``=`` allowed (``GPUs = 2``). A single-line item
+    with a ``: constraint`` runs to the next comma, so the constraint may hold blanks."""
     if "\n" in text.strip():
         return [x for x in (line.strip() for line in text.splitlines()) if x]
-    if "," in text:
+    if "," in text or ":" in text:
         return [x.strip() for x in text.split(",") if x.strip()]
-    return text.split()
+    return re.sub(r"\s*=\s*", "=", text.strip()).split()
 
 
-def parse_slot_type(text: str, custom: list[str], where: str = "SLOT_TYPE") -> tuple[dict[str, Share], Share]:
-    """Parse a ``SLOT_TYPE_<N>`` value: per-resource shares and the default share."""
+def parse_slot_type(text: str, custom: list[str], where: str = "SLOT_TYPE",
+                    ignore: Collection[str] = ()) -> tuple[dict[str, Share], Share]:
+    """Parse a ``SLOT_TYPE_<N>`` value: per-resource shares and the default share (items for
+    the resources in ``ignore``, ones the machine was left without, are skipped)."""
     shares: dict[str, Share] = {}
+    ignored = {i.lower() for i in ignore}
     default = Share(ShareKind.AUTO)
     for item in _split_items(text):
         if "=" not in item:
@@ -176,6 +204,8 @@ def parse_slot_type(text: str, custom: list[str], where: str = "SLOT_TYPE") -> t
             default = d
             continue
         name, _, rest = item.partition("=")
+        if name.strip().lower() in ignored:
+            continue
         constraint = None
         if ":" in rest:
             rest, _, constraint = rest.partition(":")
@@ -199,7 +229,7 @@ def _constraint_ok(constraint: str, index: int, dev: str, props: ClassAd | None,
     c = constraint.strip()
     if c.isdigit():
         return index == int(c)
-    expr = ExprTree(c)
+    expr = ExprTree(c)  # parsed before the layout is built (check_constraints)
     value = expr.evaluate(ClassAd(), None, context)
     if isinstance(value, str):
         return value == dev
@@ -220,8 +250,10 @@ def _take_ids(free: list[str], count: int, constraint: str | None, inv: Inventor
                                                 context):
             chosen.append(dev)
     if len(chosen) < count:
-        raise LayoutError(f"{where}: only {len(chosen)} of {count} {name} satisfy "
-                          f"{constraint or 'the request'}")
+        message = f"{where}: only {len(chosen)} of {count} {name} satisfy {constraint or 'the request'}"
+        if constraint is None:
+            raise LayoutError(message)
+        raise ResourceConstraintError(message, name, int(where.rpartition("_")[2] or 0))
     for dev in chosen:
         free.remove(dev)
     return chosen
@@ -262,11 +294,26 @@ def _divide_auto_shares(plan: list[tuple[SlotTypeSettings, dict[str, float | Non
             plan[i][1][key] = share_amount
 
 
+def check_constraints(shares: Mapping[str, Share], slot_type: int) -> None:
+    """Raise ``ResourceConstraintError`` for a ``: constraint`` that is not a ClassAd expression."""
+    for name, share in shares.items():
+        c = (share.constraint or "").strip()
+        if name in STANDARD or not c or c.isdigit():
+            continue
+        try:
+            ExprTree(c)
+        except ClassAdError as e:
+            raise ResourceConstraintError(
+                f"SLOT_TYPE_{slot_type}: the constraint on {name} ({c}) does not parse: {e}",
+                name, slot_type) from None
+
+
 def build_layout(settings: StartdSettings, disk: int, inventory: Inventory,
-                 context: EvalContext) -> list[SlotSpec]:
+                 context: EvalContext, ignore: Collection[str] = ()) -> list[SlotSpec]:
     """Divide the machine among the configured slots (``disk`` in KiB); device constraints are
-    evaluated in ``context`` (the startd's, at its start)."""
-    custom = inventory.names()
+    evaluated in ``context`` (the startd's, at its start). ``ignore`` names resources the
+    machine was left without (their ``SLOT_TYPE_<N>`` items are skipped)."""
+    custom = [n for n in inventory.names() if n.lower() not in {i.lower() for i in ignore}]
     totals: dict[str, float] = {"cpus": float(settings.num_cpus), "memory": float(settings.memory),
                                 "disk": float(disk), "swap": float(settings.swap)}
     for name in custom:
@@ -277,7 +324,8 @@ def build_layout(settings: StartdSettings, disk: int, inventory: Inventory,
     fractional_cpus = False
     for stype, count in _types(settings):
         where = f"SLOT_TYPE_{stype.number}"
-        shares, default = parse_slot_type(stype.text, custom, where)
+        shares, default = parse_slot_type(stype.text, custom, where, ignore)
+        check_constraints(shares, stype.number)
         if default.kind is ShareKind.MIN:
             fractional_cpus = True
         for _ in range(count):
@@ -341,3 +389,24 @@ def satisfies(constraint: str | None, dev: str, props: ClassAd | None, context: 
     except ClassAdError:
         return False
     return v is True or (v is not UNDEFINED and v is not ERROR and isinstance(v, str) and v == dev)
+
+
+def with_inventory(settings: StartdSettings, readings: Iterable[InventoryReading]) -> tuple[StartdSettings, Inventory]:
+    """Settings and inventory once the inventory commands have spoken: each reading's ids
+    (less ``OFFLINE_MACHINE_RESOURCE_<tag>`` unless the command named its own offline ids) or
+    count becomes the resource, its devices' property ads go into the inventory and the
+    other attributes it printed (``DetectedGPUs`` …) into every slot ad."""
+    resources = dict(settings.machine_resources)
+    properties: dict[str, ClassAd] = {}
+    printed: dict[str, object] = {}
+    for r in readings:
+        if r.count is not None:
+            resources[r.tag] = r.count
+        else:
+            offline = set(r.offline) | set(settings.offline_resources.get(r.tag, ()))
+            resources[r.tag] = tuple(d for d in r.ids if d not in offline)
+            properties.update(r.properties)
+        printed.update(r.attrs)
+    merged = replace(settings, machine_resources=resources,
+                     machine_attrs={**printed, **settings.machine_attrs})
+    return merged, Inventory.from_settings(merged, properties)

@@ -54,7 +54,7 @@ from htcpool.startd.drain import DrainState, DrainTotals, check_drain, drain_com
 from htcpool.startd.errors import StartdUsageError
 from htcpool.startd.evaluation import suggest
 from htcpool.startd.handlers import HANDLERS
-from htcpool.startd.layout import Inventory, SlotSpec, build_layout
+from htcpool.startd.layout import Inventory, ResourceConstraintError, SlotSpec, build_layout
 from htcpool.startd.policy import CompiledPolicy, Evaluator, compile_policy, parse
 from htcpool.startd.retirement import kill_claim, retirement_left
 from htcpool.startd.settings import StartdSettings
@@ -104,13 +104,33 @@ class Startd:
         #: the machine's one backfill client: the slot name it runs under, and whether it runs
         self.backfill_client: str | None = None
         self.backfill_running = False
+        #: resources the machine was left without, and why (a device constraint that cannot be met)
+        self.resource_problems: list[ResourceConstraintError] = []
+        specs = self._layout()
         self._compile_policies()
-        specs = build_layout(settings, self.disk_total, self.inventory, self._ctx)
         self.totals = machine_totals(settings, self.inventory, self.disk_total, len(specs))
         for spec in specs:
             self._create_slot(spec, now)
         #: what the first evaluation asked for (ads, a backfill client …): the driver carries it out
-        self.initial_actions: list[Action] = self.evaluate(now)
+        self.initial_actions: list[Action] = [
+            PolicyProblem(settings.hostname, f"SLOT_TYPE_{e.slot_type}", f"{e}; the machine runs without its {e.resource}")
+            for e in self.resource_problems]
+        self.initial_actions += self.evaluate(now)
+
+    def _layout(self) -> list[SlotSpec]:
+        """The slot layout; a custom resource whose ``: constraint`` cannot be met is dropped
+        (recorded in ``resource_problems``) rather than stopping the startd, and so is one whose
+        inventory command reported nothing usable (the driver logged why)."""
+        missing = [tag for tag in self.settings.resource_inventory if tag not in self.inventory.names()]
+        while True:
+            ignore = missing + [e.resource for e in self.resource_problems]
+            try:
+                return build_layout(self.settings, self.disk_total, self.inventory, self._ctx, ignore)
+            except ResourceConstraintError as e:
+                if e.resource in ignore:
+                    raise
+                self.resource_problems.append(e)
+                self.inventory = self.inventory.without(e.resource)
 
     def _compile_policies(self) -> None:
         """Parse WithinResourceLimits, every slot type's policy and MODIFY_REQUEST_EXPR_* once."""

@@ -9,9 +9,11 @@ source has one, or the fallback the startd itself uses (``POLICY_FALLBACKS``).
 Policy knobs are kept as expression *text*; ``policy`` parses them once per slot
 type. ``SLOT_TYPE_<N>_<KNOB>`` overrides a policy knob for slots of type N.
 
-The adapter reads in parts, one function each: the machine's custom resources, the
-policy knobs, the slot types, and the attributes copied into slot ads
-(``STARTD_ATTRS``, ``SLOT<N>_STARTD_ATTRS``, latches); the rest are single knobs.
+The adapter reads in parts, one function each: the machine's custom resources (and
+the ``MACHINE_RESOURCE_INVENTORY_<tag>`` commands, which only the driver may run: it
+puts what they report into the settings with ``layout.with_inventory``), the policy
+knobs, the slot types, and the attributes copied into slot ads (``STARTD_ATTRS``,
+``SLOT<N>_STARTD_ATTRS``, latches); the rest are single knobs.
 """
 
 from __future__ import annotations
@@ -130,6 +132,11 @@ class StartdSettings:
     reserved_disk: int = 0  # MiB
     swap: int = 0  # KiB
     machine_resources: Mapping[str, tuple[str, ...] | int] = field(default_factory=dict)
+    #: ``MACHINE_RESOURCE_INVENTORY_<tag>`` commands by tag; the driver runs them and puts the ids
+    #: they report in ``machine_resources`` (and the devices' properties in the ``Inventory``)
+    resource_inventory: Mapping[str, str] = field(default_factory=dict)
+    #: ``OFFLINE_MACHINE_RESOURCE_<tag>`` by tag, for resources an inventory command lists
+    offline_resources: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     slot_types: Mapping[int, SlotTypeSettings] = field(default_factory=dict)
     num_slots: int | None = None
     slot_type_0_partitionable: bool = True
@@ -217,6 +224,36 @@ class _Reader:
     def words(self, name: str, default: str | None = None) -> tuple[str, ...]:
         """The knob's comma- or space-separated words (``default``'s when it is unset or empty)."""
         return _words(self.text(name) or default)
+
+
+def _inventory_tags(config: ConfigSource, names: Iterable[str] | None) -> list[str]:
+    """The tags of every ``MACHINE_RESOURCE_INVENTORY_<tag>`` defined."""
+    known = names
+    if known is None:
+        definitions = getattr(config, "definitions", None)
+        known = [d.name for d in definitions()] if callable(definitions) else []
+    found: list[str] = []
+    for n in known:
+        if n.upper().startswith("MACHINE_RESOURCE_INVENTORY_"):
+            tag = n[len("MACHINE_RESOURCE_INVENTORY_"):]
+            if tag and tag.lower() not in {f.lower() for f in found}:
+                found.append(tag)
+    return found
+
+
+def _resource_inventory(read: _Reader, names: Iterable[str] | None) -> dict[str, str]:
+    """``MACHINE_RESOURCE_INVENTORY_<tag>``: the command that lists resource ``tag``, by tag.
+    An explicit ``MACHINE_RESOURCE_<tag>`` wins, as in HTCondor."""
+    listed = read.text("MACHINE_RESOURCE_NAMES")
+    tags = list(_words(listed)) if listed else _inventory_tags(read.config, names)
+    out: dict[str, str] = {}
+    for tag in tags:
+        if tag.lower() in _RESERVED_RESOURCE_NAMES or read.text(f"MACHINE_RESOURCE_{tag}"):
+            continue
+        command = read.text(f"MACHINE_RESOURCE_INVENTORY_{tag}")
+        if command and command.strip():
+            out[tag] = command.strip()
+    return out
 
 
 def _machine_resources(read: _Reader, names: Iterable[str] | None) -> dict[str, tuple[str, ...] | int]:
@@ -317,11 +354,14 @@ def settings_from_config(config: ConfigSource, *, names: Iterable[str] | None = 
     memory = read.integer("MEMORY", detected_memory) or detected_memory
     memory = max(0, memory - read.integer("RESERVED_MEMORY", 0))
     resources = _machine_resources(read, names)
+    inventory = _resource_inventory(read, names)
+    offline = {tag: _words(read.text(f"OFFLINE_MACHINE_RESOURCE_{tag}")) for tag in inventory}
     max_types = read.integer("MAX_SLOT_TYPES", 10)
-    consumption_names = ["CPUS", "MEMORY", "DISK", *resources]
+    consumption_names = ["CPUS", "MEMORY", "DISK", *resources, *inventory]
     slot_types = _slot_types(read, max_types, consumption_names)
     attrs = _ad_attributes(read, sum(t.count for t in slot_types.values()) or max(num_cpus, 1))
-    modify = {r: v for r in ["RequestCpus", "RequestMemory", "RequestDisk", *(f"Request{t}" for t in resources)]
+    modify = {r: v for r in ["RequestCpus", "RequestMemory", "RequestDisk",
+                             *(f"Request{t}" for t in [*resources, *inventory])]
               if (v := read.expr(f"MODIFY_REQUEST_EXPR_{r.upper()}")) is not None}
     consumption = {r: v for r in consumption_names if (v := read.expr(f"CONSUMPTION_{r}")) is not None}
 
@@ -335,6 +375,8 @@ def settings_from_config(config: ConfigSource, *, names: Iterable[str] | None = 
         reserved_disk=read.integer("RESERVED_DISK", 0),
         swap=read.integer("SWAP", 0) if read.text("SWAP") else 0,
         machine_resources=resources,
+        resource_inventory=inventory,
+        offline_resources=offline,
         slot_types=slot_types,
         num_slots=config.get_int("NUM_SLOTS", subsystem=read.SUBSYSTEM),
         slot_type_0_partitionable=read.flag("SLOT_TYPE_0_PARTITIONABLE", True),

@@ -15,7 +15,7 @@ from enum import StrEnum
 
 from htcpool.classad import ClassAd
 from htcpool.classad.nodes import Node
-from htcpool.startd.claim import Claim
+from htcpool.startd.claim import REQUEST_ATTRS, Claim
 from htcpool.startd.layout import Resources
 from htcpool.startd.policy import CompiledPolicy
 from htcpool.startd.states import Activity, State
@@ -38,7 +38,7 @@ LOAD_QUEUE_SIZE = 60
 CLAIM_ATTRS = ("CurrentRank", "RemoteUser", "RemoteOwner", "RemoteScheddName", "AccountingGroup",
                "JobId", "GlobalJobId", "JobStart", "TotalJobRunTime", "TotalJobSuspendTime",
                "TotalClaimRunTime", "PreemptingRank", "PreemptingUser", "PreemptingOwner",
-               "PublicClaimId", "RetirementTimeRemaining", "JobUniverse", "ImageSize")
+               "PublicClaimId", "RetirementTimeRemaining", "JobUniverse", "ImageSize", *REQUEST_ATTRS)
 
 
 @dataclass(slots=True)

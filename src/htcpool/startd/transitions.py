@@ -15,9 +15,9 @@ drops the claim attributes from the ad.
 Enter: Delete returns a dynamic slot's resources; Owner gets a fresh claim id;
 Matched arms ``MATCH_TIMEOUT``; Claimed begins the claim (lease, a pre-made
 preempting claim id), Suspended suspends the job, Retiring without a starter goes
-straight on to Preempting; Preempting holds the job (PREEMPT fired and ``WANT_HOLD``),
-soft-kills it with the vacate time (Vacating) or hard-kills it and arms
-``KILLING_TIMEOUT`` (Killing), or, with no starter, leaves Preempting at once; a job
+straight on to Preempting; Preempting holds the job (PREEMPT fired and ``WANT_HOLD``:
+``HoldJob`` with code 21) and, held or not, soft-kills it with the vacate time (Vacating)
+or hard-kills it and arms ``KILLING_TIMEOUT`` (Killing), or, with no starter, leaves Preempting at once; a job
 whose start is still held (``activation``) has no starter to signal: suspending and
 resuming it only change the slot, and preempting it drops it;
 Backfill moves toward a pending destination or joins, asks for or leaves the
@@ -46,6 +46,9 @@ from htcpool.startd.states import CLAIMED_LIKE, Activity, Event, State, step
 
 if TYPE_CHECKING:
     from htcpool.startd.machine import Startd
+    from htcpool.startd.policy import Evaluator
+
+STARTD_HELD_JOB = 21  # HTCondor's hold reason code for a job the startd's WANT_HOLD held
 
 A, S, E = Activity, State, Event
 
@@ -151,16 +154,12 @@ def _enter_preempting(startd: Startd, slot: Slot, old_act: Activity, now: float,
     ev = startd.evaluator(slot, claim.job)
     hold = claim.preempt_was_true and ev.true("WANT_HOLD")
     if hold:
-        reason = ev.value("WANT_HOLD_REASON")
-        sub = ev.number("WANT_HOLD_SUBCODE")
-        startd.emit(HoldJob(slot.name, claim.id,
-                            reason if isinstance(reason, str) else "The startd put this job on hold (WANT_HOLD)",
-                            21, int(sub or 0), act is A.KILLING))
+        startd.emit(hold_job(startd, slot, ev, act is A.KILLING))
     if activation.waiting(slot) and (act is A.KILLING or not hold):
         # no starter to signal: the held job is dropped and the slot leaves Preempting
         activation.drop_start(startd, slot, now)
         return True
-    if act is A.VACATING and not hold:
+    if act is A.VACATING and not activation.waiting(slot):  # held or not, the job is vacated
         remaining = retirement_remaining(claim, retirement.mjrt(startd, slot, now), now)
         vacate = max_vacate_time(claim, claim.pledged_vacate_time, remaining, startd.ctx, slot.ad)
         kill_sig = claim.job.get("KillSig") if claim.job is not None else None
@@ -170,6 +169,17 @@ def _enter_preempting(startd: Startd, slot: Slot, old_act: Activity, now: float,
         startd.emit(HardKill(slot.name, claim.id))
         slot.killing_deadline = now + startd.settings.killing_timeout
     return False
+
+
+def hold_job(startd: Startd, slot: Slot, ev: Evaluator, hard: bool) -> HoldJob:
+    """WANT_HOLD: the job is held with code 21 (StartdHeldJob), ``WANT_HOLD_REASON`` (else a
+    reason naming the WANT_HOLD expression) and ``WANT_HOLD_SUBCODE`` (else 0)."""
+    reason = ev.value("WANT_HOLD_REASON")
+    if not isinstance(reason, str) or not reason:
+        text = slot.policy.texts.get("WANT_HOLD") or "WANT_HOLD"
+        reason = f"The startd put this job on hold: its policy WANT_HOLD ({text}) is true"
+    sub = ev.number("WANT_HOLD_SUBCODE")
+    return HoldJob(slot.name, slot.claim.id, reason, STARTD_HELD_JOB, int(sub or 0), hard)
 
 
 def leave_preempting(startd: Startd, slot: Slot, now: float, depth: int = 0) -> None:

@@ -1,13 +1,16 @@
 """Building one job ClassAd from the submit hash, the way condor_submit does.
 
 ``JobBuilder.build(cluster, proc)`` runs a fixed tuple of passes (``PASSES``;
-the file and argument passes are in ``jobfiles``, accounting, deferral and
-policy in ``jobpolicy``),
+the universe and container image passes are in ``universe``, the file and
+argument passes in ``jobfiles``, the GPU commands in ``gpus``, accounting,
+deferral and policy in ``jobpolicy``),
 each reading commands through the hash (which counts their use) and writing
-attributes: base counters, universe, files, arguments and environment, simple
-commands, resource requests, accounting group, job status, deferral and cron,
-policy expressions, forced ``+Attr``/``MY.Attr`` attributes and, last, the
-generated Requirements. Problems with a command raise ``SubmitFileError``
+attributes: base counters (with the administrator's ``SUBMIT_ATTRS``), universe
+and image, files, arguments and environment, simple commands, resource
+requests and GPU limits, accounting group, job status, deferral and cron,
+policy expressions, forced attributes (``SUBMIT_ATTRS``' ``+Name``, then the
+file's ``+Attr``/``MY.Attr``), ``RequireGPUs`` and, last, the generated
+Requirements. Problems with a command raise ``SubmitFileError``
 naming the submit file, the command's line and the command; warnings are
 collected in ``warnings`` (each once).
 """
@@ -20,13 +23,14 @@ from htcpool.classad import ClassAd, ExprTree
 from htcpool.classad.errors import ClassAdParseError
 from htcpool.classad.nodes import Literal, Node
 from htcpool.classad.parser import parse_expression
-from htcpool.submit import jobfiles, jobpolicy
+from htcpool.submit import gpus, jobfiles, jobpolicy, universe
 from htcpool.submit.errors import SubmitError, SubmitFileError
 from htcpool.submit.hash import SubmitHash
 from htcpool.submit.resources import (
     KNOWN_REQUESTS,
     RESERVED_REQUESTS,
     RequirementInputs,
+    machine_references,
     requirements_clauses,
     scaled_request,
 )
@@ -36,9 +40,9 @@ from htcpool.submit.tables import (
     CRON_COMMANDS,
     NOTIFICATION,
     SIMPLE_COMMANDS,
-    UNIVERSES,
     signal_name,
 )
+from htcpool.submit.universe import Topping
 from htcpool.submit.world import FileSystemView, SubmitHost
 
 HOLD_SUBMITTED_ON_HOLD = 15
@@ -57,6 +61,9 @@ class JobBuilder:
         self.warnings: list[str] = []
         self.ad = ClassAd()
         self.universe = 5
+        self.topping = Topping.NONE
+        #: a container image condor_submit sends with the input files (``universe.images``)
+        self.container_transfer: str | None = None
         self.iwd = host.cwd
         self.requirement_inputs: RequirementInputs | None = None
 
@@ -125,15 +132,20 @@ class JobBuilder:
             ad["JobSubmitFile"] = self.submit_file
         for name, value in BASE_ATTRIBUTES:
             ad[name] = value
+        for name, text in self.settings.submit_attrs:
+            self._admin_attr(name, text, "SUBMIT_ATTRS")
 
-    def universe_pass(self) -> None:
-        name = (self.get("universe", "JobUniverse") or self.settings.default_universe).lower()
-        if name not in UNIVERSES:
-            raise self.fail(f"I don't know about the '{name}' universe.", "universe")
-        self.universe = UNIVERSES[name]
-        self.ad["JobUniverse"] = self.universe
-        if name in ("docker", "container"):
-            self.ad["WantDocker" if name == "docker" else "WantContainer"] = True
+    def _admin_attr(self, name: str, text: str, knob: str) -> None:
+        try:
+            self.ad.insert_node(name, parse_expression(text))
+        except ClassAdParseError:
+            self.warn(f"{knob} names {name}, whose value {text} is not a ClassAd expression "
+                      "(is a string value missing its quotes?); it is left out of the job")
+
+    def forced_submit_attrs(self) -> None:
+        """SUBMIT_ATTRS' ``+Name`` entries: set over the file's commands, under its ``+Attr``."""
+        for name, text in self.settings.forced_submit_attrs:
+            self._admin_attr(name, text, "SUBMIT_ATTRS")
 
     def simple(self) -> None:
         for key, attr, kind in SIMPLE_COMMANDS:
@@ -144,6 +156,11 @@ class JobBuilder:
                 self.ad[attr] = value
             elif kind == "signal":
                 self.ad[attr] = signal_name(value)
+            elif kind == "unquoted":
+                text = value.strip()
+                self.ad[attr] = text[1:-1] if len(text) >= 2 and text[0] == text[-1] == '"' else text
+            elif kind == "bool":
+                self.ad[attr] = self.get_bool(key)
             else:
                 self.set_expr(attr, value, key, attr)
         if "KillSig" not in self.ad and self.universe != 5:
@@ -156,9 +173,10 @@ class JobBuilder:
         if isinstance(lease, Literal) and isinstance(lease.value, int) and 0 < lease.value < 20:
             self.warn("JobLeaseDuration less than 20 seconds is not allowed, using 20 instead")
             self.ad["JobLeaseDuration"] = 20
-        notification = (self.get("notification", "JobNotification") or "never").lower()
+        notification = (self.get("notification", "JobNotification")
+                        or self.settings.job_default_notification or "never").lower()
         if notification not in NOTIFICATION:
-            raise self.fail(f"Notification must be 'Never', 'Always', 'Complete', or 'Error', "
+            raise self.fail(f"Notification must be 'Never', 'Always', 'Complete', 'Start', or 'Error', "
                             f"not '{notification}'", "notification")
         self.ad["JobNotification"] = NOTIFICATION[notification]
         self.set_expr("LeaveJobInQueue", self.get("leave_in_queue", "LeaveJobInQueue") or "false",
@@ -169,8 +187,9 @@ class JobBuilder:
             self.ad["ConcurrencyLimits"] = ",".join(names)
         rank = self.get("rank", "preferences", "Rank")
         s = self.settings
-        default_rank = s.default_rank_vanilla if self.universe == 5 else s.default_rank
-        append_rank = s.append_rank_vanilla if self.universe == 5 else s.append_rank
+        vanilla = self.universe == 5
+        default_rank = (s.default_rank_vanilla if vanilla else "") or s.default_rank
+        append_rank = (s.append_rank_vanilla if vanilla else "") or s.append_rank
         rank = rank or default_rank
         if rank and append_rank:
             rank = f"({rank}) + ({append_rank})"
@@ -182,14 +201,19 @@ class JobBuilder:
         if self.hash.raw("request_cpu") is not None:
             raise self.fail("request_cpu is not a valid submit command; did you mean request_cpus?",
                             "request_cpu")
-        self._request("RequestCpus", cpus if cpus else s.job_default_request_cpus, None, "request_cpus")
-        memory = self.get("request_memory", "RequestMemory")
-        self._request("RequestMemory", memory or s.job_default_request_memory, "M", "request_memory")
-        disk = self.get("request_disk", "RequestDisk")
-        self._request("RequestDisk", disk or s.job_default_request_disk, "K", "request_disk")
-        gpus = self.get("request_gpus", "RequestGPUs") or s.job_default_request_gpus
-        if gpus:
-            self._request("RequestGPUs", gpus, None, "request_gpus")
+        # a knob's default counts only when SUBMIT_ATTRS did not already put the attribute in
+        for attr, text, unit, key, default in (
+                ("RequestCpus", cpus, None, "request_cpus", s.job_default_request_cpus),
+                ("RequestMemory", self.get("request_memory", "RequestMemory"), "M", "request_memory",
+                 s.job_default_request_memory),
+                ("RequestDisk", self.get("request_disk", "RequestDisk"), "K", "request_disk",
+                 s.job_default_request_disk),
+                ("RequestGPUs", self.get("request_gpus", "RequestGPUs"), None, "request_gpus",
+                 s.job_default_request_gpus)):
+            if not text and attr in self.ad:
+                continue
+            if text or default:
+                self._request(attr, text or default, unit, key)
         for low, entry in list(self.hash.entries.items()):
             if not low.startswith("request_"):
                 continue
@@ -211,6 +235,10 @@ class JobBuilder:
         if unit is not None:
             scaled = scaled_request(text, unit)
             if scaled is not None:
+                if unit == "M":
+                    gpus.missing_units(self, key, text, "megabytes", "K, M, G or T")
+                else:
+                    gpus.missing_units(self, key, text, "kilobytes", "K, M, or B")
                 self.ad[attr] = scaled
                 return
         self.set_expr(attr, text, key)
@@ -247,10 +275,11 @@ class JobBuilder:
                 self.warn("+Requirements overrides the requirements command")
             return
         user_node = self.expr(user, "requirements") if user else None
-        requires = {k[len("require_"):] for k in self.hash.entries if k.startswith("require_")}
+        requires = {k[len("require"):] for k in ad._exprs if k.startswith("require") and k != "requirements"}
         s = self.settings
         inputs = RequirementInputs(
             universe=self.universe,
+            topping_clauses=self._topping_clauses(user_node),
             user_expr=user_node,
             append=s.append_req_vanilla if self.universe == 5 and s.append_req_vanilla else s.append_requirements,
             arch=self.host.arch,
@@ -258,17 +287,16 @@ class JobBuilder:
             request_disk=ad._exprs.get("requestdisk"),
             request_memory=ad._exprs.get("requestmemory"),
             request_cpus=ad._exprs.get("requestcpus"),
-            request_gpus=ad._exprs.get("requestgpus"),
             custom_requests={ad._names[k][len("request"):]: v for k, v in ad._exprs.items()
-                             if k.startswith("request") and k[7:] not in KNOWN_REQUESTS
-                             and len(k) > 8},
+                             if k.startswith("request") and (k[7:] == "gpus" or k[7:] not in KNOWN_REQUESTS)
+                             and len(k) > 8 and k[7] != "_"},
             requires=requires,
             should_transfer=str(ad["ShouldTransferFiles"]),
             deferral="deferraltime" in ad._exprs or "cronminute" in ad._exprs
             or any(attr.lower() in ad._exprs for _, attr in CRON_COMMANDS),
         )
         if not s.submit_generate_custom_resource_requirements:
-            inputs.custom_requests = {}
+            inputs.custom_requests = {t: v for t, v in inputs.custom_requests.items() if t.lower() == "gpus"}
         if user_node is not None and "requirements" in {
                 r.lower() for r in ClassAd().externalRefs(_wrap(user_node))}:
             raise self.fail("Circular reference: Requirements refers to itself", "requirements")
@@ -277,6 +305,15 @@ class JobBuilder:
             self.warn(w)
         self.set_expr("Requirements", " && ".join(clauses), "requirements")
 
+    def _topping_clauses(self, user_node: Node | None) -> list[str] | None:
+        """Container and docker jobs: Arch and the runtime's machine attributes replace Arch and
+        OpSys (None for other jobs)."""
+        if self.topping is Topping.NONE:
+            return None
+        refs = machine_references(user_node) if user_node is not None else set()
+        arch = "" if "arch" in refs else f'(TARGET.Arch == "{self.host.arch}")'
+        return universe.requirement_clauses(self, arch)
+
 
 def _wrap(node: Node) -> ExprTree:
     return ExprTree._wrap(node)
@@ -284,15 +321,19 @@ def _wrap(node: Node) -> ExprTree:
 
 PASSES: tuple[Callable[[JobBuilder], None], ...] = (
     JobBuilder.base,
-    JobBuilder.universe_pass,
+    universe.universe_pass,
+    universe.images,
     jobfiles.files,
     jobfiles.arguments,
     JobBuilder.simple,
     JobBuilder.requests,
+    gpus.gpu_commands,
     jobpolicy.accounting,
     JobBuilder.status,
     jobpolicy.deferral,
     jobpolicy.policy,
+    JobBuilder.forced_submit_attrs,
     JobBuilder.forced,
+    gpus.complete_require_gpus,
     JobBuilder.requirements,
 )

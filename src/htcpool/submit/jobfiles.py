@@ -4,8 +4,12 @@
 sizes condor_submit measures (``ExecutableSize``, ``ImageSize``,
 ``DiskUsage``, ``TransferInputSizeMB``, all in KiB or MiB rounded up, read
 through the ``FileSystemView``), standard streams and the file-transfer
-attributes. ``arguments`` writes ``Arguments`` (new syntax) or ``Args`` (old
-syntax) and ``Environment``, merging ``getenv`` with ``environment``. Both are
+attributes (``should_transfer_files`` defaults to the administrator's
+``SUBMIT_DEFAULT_SHOULD_TRANSFER_FILES`` when that is a valid value, else
+IF_NEEDED; a container image sent with the job joins ``TransferInput``).
+``arguments`` writes ``Arguments`` (new syntax) or ``Args`` (old
+syntax) and ``Environment``, merging ``getenv`` with ``environment``
+(``getenv = true`` is refused when ``SUBMIT_ALLOW_GETENV`` is false). Both are
 passes of ``JobBuilder`` (``htcpool.submit.jobad``).
 """
 
@@ -18,6 +22,9 @@ from htcpool.submit.errors import SubmitFileError
 
 if TYPE_CHECKING:
     from htcpool.submit.jobad import JobBuilder
+
+
+TRANSFER_CHOICES = ("YES", "NO", "IF_NEEDED")
 
 
 def _kib(size: int | None) -> int:
@@ -55,8 +62,11 @@ def files(b: JobBuilder) -> None:
     log = b.get("log", "UserLog")
     if log:
         ad["UserLog"] = b.host.absolute(log, b.iwd)
-    stf = (b.get("should_transfer_files", "ShouldTransferFiles") or "IF_NEEDED").upper()
-    if stf not in ("YES", "NO", "IF_NEEDED"):
+    default_stf = b.settings.submit_default_should_transfer_files.strip().upper()
+    if default_stf not in TRANSFER_CHOICES:
+        default_stf = "IF_NEEDED"  # an invalid default is ignored, as condor_submit does
+    stf = (b.get("should_transfer_files", "ShouldTransferFiles") or default_stf).upper()
+    if stf not in TRANSFER_CHOICES:
         raise b.fail(f"should_transfer_files must be YES, NO or IF_NEEDED, not {stf}",
                         "should_transfer_files")
     ad["ShouldTransferFiles"] = stf
@@ -66,8 +76,10 @@ def files(b: JobBuilder) -> None:
     ad["WhenToTransferOutput"] = when
     input_kib = 0
     inputs = b.get("transfer_input_files", "TransferInput")
-    if inputs:
-        names = [n.strip() for n in inputs.split(",") if n.strip()]
+    names = [n.strip() for n in (inputs or "").split(",") if n.strip()]
+    if b.container_transfer is not None:
+        names.append(b.container_transfer)
+    if names:
         ad["TransferInput"] = ",".join(names)
         input_kib = sum(_kib(b.fs.size(b.host.absolute(n, b.iwd))) for n in names)
     outputs = b.get("transfer_output_files", "TransferOutput")
@@ -77,9 +89,13 @@ def files(b: JobBuilder) -> None:
 
 
 def arguments(b: JobBuilder) -> None:
+    getenv = b.get("getenv") or ""
+    if not b.settings.submit_allow_getenv and getenv.strip().lower() in ("true", "yes", "t", "y", "1"):
+        raise b.fail("getenv = true command not allowed because administrator has set "
+                     "SUBMIT_ALLOW_GETENV = false", "getenv")
     try:
         attr, value = argsenv.arguments_attribute(b.get("arguments", "Args", "Arguments"))
-        env = argsenv.getenv_entries(b.get("getenv") or "", b.host.environ)
+        env = argsenv.getenv_entries(getenv, b.host.environ)
         env.update(argsenv.parse_environment(b.get("environment", "env", "Environment") or ""))
     except argsenv.SyntaxProblem as e:
         raise b.fail(str(e), "arguments", "environment") from None

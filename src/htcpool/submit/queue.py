@@ -95,9 +95,9 @@ def parse_queue(args: str, fs: FileSystemView, cwd: str, *, now: float | None = 
         if keyword == "in":
             inner = _parenthesised(rest)
             text = rest if inner is None else inner
-            items = [i.strip() for i in re.split(r",|\n", text) if i.strip()]
-            if inner is None and len(items) == 1:
-                items = text.split()
+            # condor_submit's item lists are separated by commas and/or white space, on one
+            # line or several (HTCondor manual, "Submitting many similar jobs with one queue command")
+            items = [i for i in re.split(r"[,\s]+", text) if i]
         else:
             inner = _parenthesised(rest)
             if inner is None:
@@ -130,5 +130,8 @@ def _matching(rest: str, fs: FileSystemView, cwd: str) -> list[str]:
 def _split_row(item: str, width: int) -> tuple[str, ...]:
     if width == 1:
         return (item,)
+    if "\x1f" in item:  # the bindings' itemdata: values separated by the unit separator, verbatim
+        parts = item.split("\x1f", width - 1)
+        return tuple(parts + [""] * (width - len(parts)))
     parts = re.split(r"[\s,]+", item.strip(), maxsplit=width - 1)
     return tuple(parts + [""] * (width - len(parts)))

@@ -8,8 +8,12 @@ that unit. Anything that is not a number is a ClassAd expression.
 
 ``requirements_clauses`` builds the generated Requirements in condor_submit's
 order: the user's expression in parentheses, the administrator's APPEND
-clause, Arch and OpSys (each left out when the user mentions it), disk,
-memory, CPUs, GPUs and the other requests, the file-transfer clause and the
+clause, Arch and OpSys (each left out when the user mentions it; a container
+or docker job has Arch and its runtime's attributes instead, from
+``universe.requirement_clauses``), disk, memory, CPUs, then GPUs and the other
+requests sorted by name without regard to case (a request with a
+``Require<name>`` counts matching devices: ``countMatches(MY.RequireGPUs,
+TARGET.AvailableGPUs) >= RequestGPUs``), the file-transfer clause and the
 deferral clause.
 """
 
@@ -25,7 +29,8 @@ from htcpool.classad.nodes import Literal, Node
 _NUMBER_UNIT = re.compile(r"(?i)^\s*(\d+(?:\.\d*)?|\.\d+)\s*([KMGTP]?)B?\s*$")
 _SCALE = {"": 0, "K": 1, "M": 2, "G": 3, "T": 4, "P": 5}
 KNOWN_REQUESTS = frozenset({"cpus", "memory", "disk", "gpus", "virtualmemory"})
-RESERVED_REQUESTS = frozenset({"cpu", "gpus_memory"})
+#: request_<name> commands that never become a custom resource request (mistyped GPU commands)
+RESERVED_REQUESTS = frozenset({"cpu", "gpu", "gpus_memory", "gpu_memory"})
 
 
 def scaled_request(text: str, unit: str) -> int | None:
@@ -69,7 +74,8 @@ class RequirementInputs:
     request_disk: Node | None
     request_memory: Node | None
     request_cpus: Node | None
-    request_gpus: Node | None
+    #: container and docker jobs: the clauses replacing Arch and OpSys; None for other jobs
+    topping_clauses: list[str] | None = None
     custom_requests: dict[str, Node] = field(default_factory=dict)
     requires: set[str] = field(default_factory=set)
     should_transfer: str = "IF_NEEDED"
@@ -95,10 +101,13 @@ def requirements_clauses(r: RequirementInputs) -> tuple[list[str], list[str]]:
     if r.append:
         clauses.append(f"({r.append})")
     vanilla = r.universe == 5
-    if "arch" not in refs:
-        clauses.append(f'(TARGET.Arch == "{r.arch}")')
-    if not any(x.startswith("opsys") for x in refs):
-        clauses.append(f'(TARGET.OpSys == "{r.opsys}")')
+    if r.topping_clauses is not None:
+        clauses.extend(r.topping_clauses)
+    else:
+        if "arch" not in refs:
+            clauses.append(f'(TARGET.Arch == "{r.arch}")')
+        if not any(x.startswith("opsys") for x in refs):
+            clauses.append(f'(TARGET.OpSys == "{r.opsys}")')
     if r.request_disk is not None and not _at_most(r.request_disk, 0):
         if vanilla:
             clauses.append('(versionGE(split(TARGET.CondorVersion)[1],"25.12.0") || '
@@ -111,8 +120,6 @@ def requirements_clauses(r: RequirementInputs) -> tuple[list[str], list[str]]:
         clauses.append("(TARGET.Memory >= RequestMemory)")
     if r.request_cpus is not None and not _at_most(r.request_cpus, 1) and "cpus" not in refs:
         clauses.append("(TARGET.Cpus >= RequestCpus)")
-    if r.request_gpus is not None and not _at_most(r.request_gpus, 0) and "gpus" not in refs:
-        clauses.append("(TARGET.GPUs >= RequestGPUs)")
     for tag in sorted(r.custom_requests, key=str.lower):
         node = r.custom_requests[tag]
         if tag.lower() in refs:

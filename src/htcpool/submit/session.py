@@ -148,6 +148,8 @@ class _Run:
 
     def finish(self) -> SubmitResult:
         self.result.warnings = list(self.builder.warnings)
+        if not self.builder.settings.warn_on_unused_submit_file_macros:
+            return self.result
         for entry in self.hash.unused():
             self.result.warnings.append(
                 f"the line '{entry.name} = {entry.value}' was unused by condor_submit. Is it a typo?")

@@ -1,8 +1,9 @@
 """Submit commands as data: which command sets which job attribute, and how.
 
 ``SIMPLE_COMMANDS`` lists (command, attribute, kind) where kind is ``expr``
-(a ClassAd expression), ``string`` (the text as a string) or ``signal`` (a
-signal name or number, stored as its name). ``POLICY_COMMANDS`` lists the
+(a ClassAd expression), ``string`` (the text as a string), ``unquoted`` (a
+string without its surrounding quotes), ``bool`` (a boolean command) or
+``signal`` (a signal name or number, stored as its name). ``POLICY_COMMANDS`` lists the
 job policy expressions with the default condor_submit inserts when
 ``SUBMIT_INSERT_DEFAULT_POLICY_EXPRS`` is true. ``BASE_ATTRIBUTES`` are the
 counters every new job ad starts with.
@@ -10,12 +11,7 @@ counters every new job ad starts with.
 
 from __future__ import annotations
 
-UNIVERSES = {
-    "vanilla": 5, "scheduler": 7, "grid": 9, "java": 10, "parallel": 11, "local": 12,
-    "vm": 13, "docker": 5, "container": 5,
-}
-
-NOTIFICATION = {"never": 0, "always": 1, "complete": 2, "error": 3}
+NOTIFICATION = {"never": 0, "always": 1, "complete": 2, "error": 3, "start": 4}
 
 SIMPLE_COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("priority", "JobPrio", "expr"),
@@ -39,6 +35,9 @@ SIMPLE_COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("notify_user", "NotifyUser", "string"),
     ("project_name", "ProjectName", "string"),
     ("coresize", "CoreSize", "expr"),
+    ("container_target_dir", "ContainerTargetDir", "unquoted"),
+    ("transfer_container", "TransferContainer", "bool"),
+    ("container_is_common", "ContainerIsCommon", "bool"),
 )
 
 POLICY_COMMANDS: tuple[tuple[str, str, str | None], ...] = (

@@ -2,7 +2,8 @@
 
 Two syntaxes, as in HTCondor's ``Env`` and ``ArgList`` classes:
 
-* V1: environment entries ``NAME=value`` separated by ``;``; arguments separated
+* V1: environment entries ``NAME=value`` separated by ``;`` (or by the punctuation
+  character the string starts with) and newlines; arguments separated
   by white space, with no quoting at all;
 * V2: items separated by white space; a single quote starts and ends a quoted
   section in which white space is literal and ``''`` stands for one quote.
@@ -101,10 +102,33 @@ def _env_v1_to_v2(s: EvalState, v: Any) -> Any:
     if type(v) is not str:
         return ERROR
     env: dict[str, str] = {}
-    for item in v.split(";"):
-        if item and not _entry(item, env):
+    for item in v1_entries(v):
+        if not _entry(item, env):
             return ERROR
     return _write_env(env)
+
+
+# A V1 environment may name its own separator in its first character (``|a=1|b=2``).
+_V1_DELIMITERS = frozenset("!#$%&*+,-/:;<>?@^`|~")
+
+
+def v1_entries(text: str) -> list[str]:
+    """The ``NAME=value`` entries of a V1 environment string, as HTCondor's ``Env`` reads them.
+
+    Entries are separated by ``;`` (or by the punctuation character the string starts
+    with) and by newlines; white space at the start of an entry is dropped, and entries
+    left empty are skipped.
+    """
+    delim = ";"
+    if text and text[0] in _V1_DELIMITERS:
+        delim, text = text[0], text[1:]
+    entries: list[str] = []
+    for line in text.split("\n"):
+        for item in line.split(delim):
+            item = item.lstrip(" \t\r\n")
+            if item:
+                entries.append(item)
+    return entries
 
 
 @builtin("mergeEnvironment", 0, None)

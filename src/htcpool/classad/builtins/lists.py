@@ -145,6 +145,8 @@ def _bound(s: EvalState, lst: Any, op: str) -> Any:
         return values
     if not values:
         return UNDEFINED
+    if len(values) == 1:  # returned as it is, as HTCondor does: min({true}) is true
+        return values[0]
     best = values[0]
     for v in values[1:]:
         if compare(op, v, best) is True:

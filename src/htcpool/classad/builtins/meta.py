@@ -11,7 +11,8 @@ These are lazy: they receive their argument expressions unevaluated.
   or its enclosing ads, then the scoped ones (``TARGET.x`` and ``MY.x`` as ``x``,
   ``a.b`` as written), each group sorted ignoring case; internal references are
   followed. With a pattern the result is whether any of them matches it.
-* ``evalInEachContext(expr, ads)`` evaluates ``expr`` inside each ad of the list
+* ``evalInEachContext(expr, ads)`` evaluates ``expr`` (when it is a reference to an existing
+  attribute, that attribute's expression) inside each ad of the list
   (UNDEFINED elements give UNDEFINED, other non-ads ERROR); ``countMatches`` counts the ads in which
   it is true (or a non-zero number), skipping elements that are not ads.
 """
@@ -137,10 +138,22 @@ def _contexts(s: EvalState, node: Node) -> Any:
     return list_values(s, lst)
 
 
+def _each_expression(s: EvalState, expr: Node) -> Node:
+    """The expression to evaluate in each context: an attribute reference names its attribute's
+    expression when the attribute exists (``countMatches(MY.RequireGPUs, AvailableGPUs)`` tests the
+    job's RequireGPUs in each GPU ad), else it is itself the expression (``Capability``)."""
+    if type(expr) is AttrRef:
+        found = _find_attribute(s, expr)
+        if found is not None:
+            return found
+    return expr
+
+
 @builtin("evalInEachContext", 2, lazy=True)
 def _eval_in_each_context(s: EvalState, expr: Node, ads: Node) -> Any:
     from htcpool.classad.builtins.types import is_classad
 
+    expr = _each_expression(s, expr)
     contexts = _contexts(s, ads)
     if type(contexts) is not list:
         return contexts
@@ -159,6 +172,7 @@ def _eval_in_each_context(s: EvalState, expr: Node, ads: Node) -> Any:
 def _count_matches(s: EvalState, expr: Node, ads: Node) -> Any:
     from htcpool.classad.builtins.types import is_classad
 
+    expr = _each_expression(s, expr)
     contexts = _contexts(s, ads)
     if contexts is ERROR:
         return ERROR

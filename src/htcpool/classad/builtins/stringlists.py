@@ -8,7 +8,8 @@ Each character of the delimiter string (default ``", "``) ends an item; items ar
 trimmed of white space and empty ones are dropped (HTCondor's ``StringList``); an
 empty delimiter string makes the whole text one item. ``stringListMember`` and the
 subset matches treat an UNDEFINED delimiter as the default, and
-``stringListMember`` is false when the item or the list is UNDEFINED.
+``stringListMember`` is false when the item or the list is UNDEFINED (UNDEFINED
+when both are).
 ``stringListsIntersect`` splits with ``strcspn`` instead and does not trim. The
 numeric summaries read items as C's ``sscanf("%lf")`` does and keep HTCondor's
 starting values: ``stringListMax`` starts from ``FLT_MIN`` and ``stringListMin``
@@ -98,7 +99,7 @@ def _member(fold: bool) -> Any:
         if any(type(v) is not str and v is not UNDEFINED for v in (item, text, delims)):
             return ERROR
         if item is UNDEFINED or text is UNDEFINED:
-            return False
+            return UNDEFINED if item is text else False
         items = string_list(text, delims)
         if fold:
             return ascii_lower(item) in (ascii_lower(x) for x in items)
@@ -155,13 +156,13 @@ def _subset(fold: bool) -> Any:
             return True if type(b) is str else ERROR
         if type(a) is not str:
             return ERROR
+        if b is not UNDEFINED and type(b) is not str:
+            return ERROR
         wanted = string_list(a, delims)
         if a and not wanted:
             return False  # text made only of separators is not an empty list to HTCondor
         if b is UNDEFINED:
             return not wanted
-        if type(b) is not str:
-            return ERROR
         norm = ascii_lower if fold else (lambda x: x)
         have = {norm(x) for x in string_list(b, delims)}
         return all(norm(x) in have for x in wanted)

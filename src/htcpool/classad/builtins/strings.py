@@ -79,7 +79,7 @@ def _substr(s: EvalState, text: Any, offset: Any, length: Any = None) -> Any:
     start = c_int32(offset)
     n = 0 if length is None else c_int32(length)
     if start < 0:
-        start = size + start
+        start = max(size + start, 0)  # from the end, never before the start
     elif start >= size:
         start = size
     if n <= 0:
@@ -88,7 +88,6 @@ def _substr(s: EvalState, text: Any, offset: Any, length: Any = None) -> Any:
         n = size - start
     if length is not None and c_int32(length) == 0:
         return ""
-    start = max(start, 0)
     return from_utf8(data[start : start + n])
 
 

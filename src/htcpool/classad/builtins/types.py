@@ -118,6 +118,14 @@ def real_to_int(x: float) -> int:
     return int(x)
 
 
+def reltime_whole(secs: float) -> int:
+    """A relative time's whole seconds as HTCondor converts them to a number: C's cast to a
+    32-bit int, which truncates and gives INT_MIN for NaN and values out of range."""
+    if math.isnan(secs) or not -(2.0**31) < secs < 2.0**31:
+        return -(2**31)
+    return int(secs)
+
+
 def to_int(v: Any) -> Any:
     t = type(v)
     if t is int:
@@ -132,7 +140,7 @@ def to_int(v: Any) -> Any:
     if t is AbsTime:
         return v.secs
     if t is RelTime:
-        return real_to_int(v.secs)
+        return reltime_whole(v.secs)
     return ERROR
 
 
@@ -150,7 +158,7 @@ def to_real(v: Any) -> Any:
     if t is AbsTime:
         return float(v.secs)
     if t is RelTime:
-        return float(v.secs)
+        return float(reltime_whole(v.secs))
     return ERROR
 
 
@@ -195,7 +203,7 @@ def _bool(s: EvalState, v: Any) -> Any:
     if t is float:
         return v != 0.0
     if t is RelTime:
-        return real_to_int(v.secs) != 0
+        return reltime_whole(v.secs) != 0
     if t is str:
         low = v.lower()
         if low == "true":

@@ -22,6 +22,11 @@ def _isdigit(c: int) -> bool:
     return 48 <= c <= 57
 
 
+def _signed(c: int) -> int:
+    """A byte as C's (signed) ``char``: bytes of non-ASCII characters sort before ASCII."""
+    return c - 256 if c >= 128 else c
+
+
 def natural_cmp(a: bytes, b: bytes) -> int:
     """HTCondor's ``natural_cmp``: negative, zero or positive as ``a`` sorts before, with or after ``b``."""
     a0, b0 = a + b"\0", b + b"\0"
@@ -34,7 +39,7 @@ def natural_cmp(a: bytes, b: bytes) -> int:
     while start > 0 and _isdigit(a0[start - 1]):
         start -= 1
     if start == i and (not _isdigit(a0[i]) or not _isdigit(b0[i])):
-        return a0[i] - b0[i]
+        return _signed(a0[i]) - _signed(b0[i])
     za = start
     while a0[za] == 48:
         za += 1
@@ -48,7 +53,7 @@ def natural_cmp(a: bytes, b: bytes) -> int:
     if za - start != zb - start:
         return (zb - start) - (za - start)
     if za > start:
-        return a0[i] - b0[i]
+        return _signed(a0[i]) - _signed(b0[i])
     ea = za
     while _isdigit(a0[ea]):
         ea += 1
@@ -57,7 +62,7 @@ def natural_cmp(a: bytes, b: bytes) -> int:
         eb += 1
     if ea - start != eb - start:
         return (ea - start) - (eb - start)
-    return a0[i] - b0[i]
+    return _signed(a0[i]) - _signed(b0[i])
 
 
 def _strings(*values: Any) -> list[bytes] | None:

@@ -168,11 +168,25 @@ def _widths(jobs: Sequence[ClassAd], width: int | None) -> tuple[int, int, int, 
     return cluster_width, proc_width, owner_width, widen
 
 
+def job_time(job: ClassAd, now: int, which: str = "run") -> float:
+    """The RUN_TIME cell's seconds: ``run`` (all runs), ``current`` (this run only, condor_q
+    -currentrun) or ``cpu`` (RemoteUserCpu + RemoteSysCpu, -cputime's CPU_TIME)."""
+    if which == "cpu":
+        return (lookup_float(job, "RemoteUserCpu") or 0.0) + (lookup_float(job, "RemoteSysCpu") or 0.0)
+    if which == "current":
+        if lookup_int(job, "JobStatus") not in (RUNNING, TRANSFERRING_OUTPUT, SUSPENDED):
+            return 0.0
+        started = lookup_int(job, "ShadowBday") or lookup_int(job, "JobCurrentStartDate")
+        return float(now - started) if started else 0.0
+    return run_time(job, now)
+
+
 def _job_table(
-    jobs: Sequence[ClassAd], view: str, now: int, zone: int, width: int | None
+    jobs: Sequence[ClassAd], view: str, now: int, zone: int, width: int | None,
+    owner_heading: str = "OWNER", time_kind: str = "run",
 ) -> list[str]:
     cw, pw, ow, widen = _widths(jobs, width)
-    columns = [Column(" ID", cw), Column(" ", -(pw + 1), prefix=""), Column("OWNER", -ow)]
+    columns = [Column(" ID", cw), Column(" ", -(pw + 1), prefix=""), Column(owner_heading, -ow)]
     if view == "hold":
         columns += [Column("HELD_SINCE", -11), Column("CODE/SUB", -8), Column("HOLD_REASON", 0)]
     elif view == "run":
@@ -184,7 +198,7 @@ def _job_table(
             size_width = max([4] + [len("%.1f" % s) for s in sizes if s is not None])
         columns += [
             Column("  SUBMITTED", 11),
-            Column("    RUN_TIME", 12),
+            Column("    CPU_TIME" if time_kind == "cpu" else "    RUN_TIME", 12),
             Column("ST", -2),
             Column("PRI", -3),
             Column("SIZE", size_width),
@@ -213,7 +227,7 @@ def _job_table(
             prio = lookup_int(job, "JobPrio")
             cells += [
                 _date_cell(job, "QDate", zone),
-                format_duration(run_time(job, now)),
+                format_duration(job_time(job, now, time_kind)),
                 status_code(job),
                 "" if prio is None else str(prio),
                 "" if size is None else "%.1f" % size,
@@ -277,17 +291,22 @@ def format_queue(
     zone: int = 0,
     user: str | None = None,
     width: int | None = None,
+    owner_heading: str = "OWNER",
+    time_kind: str = "run",
+    ordered_as_given: bool = False,
 ) -> str:
     """condor_q's output for the ``jobs`` one query selected from a schedd.
 
     ``all_jobs`` is the whole queue (for the all-users totals; default ``jobs``);
     ``user``, when given, adds HTCondor's ``Total for USER`` line, counting the
-    jobs whose ``User`` equals it. ``view`` is one of ``VIEWS``.
+    jobs whose ``User`` equals it. ``view`` is one of ``VIEWS``. ``owner_heading`` (``-dag``:
+    ``OWNER/NODENAME``), ``time_kind`` (``job_time``) and ``ordered_as_given`` (rows in the
+    order passed, as ``-dag`` orders them) adjust the job views.
     """
     if view not in VIEWS:
         raise ValueError(f"unknown condor_q view {view!r}; expected one of {', '.join(VIEWS)}")
     everything = list(jobs if all_jobs is None else all_jobs)
-    ordered = sorted(jobs, key=job_id)
+    ordered = list(jobs) if ordered_as_given else sorted(jobs, key=job_id)
     out = [
         "\n\n-- Schedd: %s : %s @ %s\n"
         % (schedd_name, summarize_address(schedd_address), format_stamp(now, zone))
@@ -295,7 +314,7 @@ def format_queue(
     if view == "batch":
         out.extend(line + "\n" for line in batch_rows(ordered, zone, width))
     elif view != "totals":
-        out.extend(line + "\n" for line in _job_table(ordered, view, now, zone, width))
+        out.extend(line + "\n" for line in _job_table(ordered, view, now, zone, width, owner_heading, time_kind))
     if view == "run":
         return "".join(out)
     if view != "totals":

@@ -20,7 +20,8 @@ which is what makes condor_status agree with itself.
 
 View ``run`` prints Name, OpSys, Arch, LoadAv, RemoteUser (20) and
 ClientMachine (16) with condor_status's run totals; view ``total`` prints only
-the totals table. Nothing at all is printed when there are no slots (the
+the totals table; views ``state``, ``server``, ``gpus`` and ``compact`` take their columns
+from ``status_views`` with the same totals. Nothing at all is printed when there are no slots (the
 ``condor_status_run`` golden is an empty file).
 
 The totals table counts slots per ``Arch/OpSys`` key, keys right-aligned in 14
@@ -52,7 +53,7 @@ from htcpool.cli.formats.fields import (
     render_row,
 )
 
-VIEWS = ("default", "available", "run", "total")
+VIEWS = ("default", "available", "run", "total", "state", "server", "gpus", "compact")
 
 STATES = ("Owner", "Claimed", "Unclaimed", "Matched", "Preempting", "Drained", "Backfill")
 _NORMAL_HEADINGS = ("Total", "Owner", "Claimed", "Unclaimed", "Matched", "Preempting", "Drain",
@@ -251,6 +252,14 @@ def format_status(
         return ""
     if view == "total":
         return "\n" + totals_table(slots)
-    table = _run_table(slots) if view == "run" else _default_table(slots, now)
+    if view in ("state", "server", "gpus", "compact"):
+        from htcpool.cli.formats import status_views as views
+
+        columns, rows = (views.state_view(slots, now) if view == "state" else views.server_view(slots)
+                         if view == "server" else views.gpus_view(slots) if view == "gpus"
+                         else views.compact_view(slots))
+        table = [render_headings(columns)] + [render_row(columns, r) for r in rows]
+    else:
+        table = _run_table(slots) if view == "run" else _default_table(slots, now)
     lines = [fit_line(table[0], width), ""] + [fit_line(row, width) for row in table[1:]]
     return "\n".join(lines) + "\n\n" + totals_table(slots, view)
