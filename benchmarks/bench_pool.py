@@ -25,6 +25,8 @@ Each figure is printed beside HTCondor 25's, with the ratio (below 1:
 htcpool faster). Run: ``.venv/bin/python -m benchmarks pool`` (or
 ``.venv/bin/python -m benchmarks.bench_pool [--quick]``; ``--quick`` runs
 fewer and smaller rounds and compares only the first figure).
+``--makespan N`` measures only the makespan, N times, one line each (for comparing two source
+trees in turns on a loaded machine: ``PYTHONPATH=<other tree>/src`` runs the other one).
 """
 
 from __future__ import annotations
@@ -238,5 +240,19 @@ def main(quick: bool = False) -> dict[str, float]:
     return figures
 
 
+def makespans(rounds: int) -> list[float]:
+    """``rounds`` makespans of JOBS jobs, one line each with the machine's load."""
+    out = []
+    for _ in range(rounds):
+        span = makespan(JOBS)["makespan_s"]
+        out.append(span)
+        print(f"  makespan of {JOBS} 1-s jobs on {CORES} cores {span:7.2f} s  (load {os.getloadavg()[0]:.1f})",
+              flush=True)
+    return out
+
+
 if __name__ == "__main__":
-    main("--quick" in sys.argv[1:])
+    if "--makespan" in sys.argv[1:]:
+        makespans(int(sys.argv[sys.argv.index("--makespan") + 1]))
+    else:
+        main("--quick" in sys.argv[1:])

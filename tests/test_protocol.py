@@ -156,7 +156,7 @@ def test_a_run_of_similar_ads_travels_as_the_changes_and_comes_back_whole() -> N
     ads = _cluster(3)
     data = json.loads(json.dumps(encode(Submit("alice", ads))))
     assert set(data["ads"][0]) == {"$ad"}
-    assert data["ads"][1:] == [{"$prev": "[ ProcId = 1 ]"}, {"$prev": "[ ProcId = 2 ]"}]
+    assert data["ads"][1:] == [{"$set": {"ProcId": 1}}, {"$set": {"ProcId": 2}}]
     again = decode(data).ads
     assert [repr(a) for a in again] == [repr(a) for a in ads]
     assert again[2]["ProcId"] == 2 and again[2]["Cmd"] == "/bin/sleep"
@@ -179,9 +179,37 @@ def test_ads_that_are_not_a_superset_of_the_previous_one_travel_whole(change: st
     if change in ("drop", "respell"):
         assert set(data["ads"][1]) == {"$ad"}
     else:
-        assert data["ads"][1]["$prev"].startswith("[ ProcId = 1; RemoteUserCpu = ")
+        assert data["ads"][1] == {"$set": {"ProcId": 1, "RemoteUserCpu": second["RemoteUserCpu"]}}
     again = decode(data).ads
     assert [repr(a) for a in again] == [repr(a) for a in (first, second)]
+    if change == "negative zero":
+        assert str(again[1].lookup("RemoteUserCpu")).startswith("-")
+    if change == "other type":
+        assert type(again[1]["RemoteUserCpu"]) is int
+
+
+def test_changes_that_are_not_plain_literals_travel_as_text() -> None:
+    first, second = _cluster(2)
+    second.insert_node("Requirements", ExprTree("TARGET.Memory >= 128")._node)
+    second["Environment"] = ["a", "b"]
+    second["Rate"] = float("inf")  # JSON has no infinity: it goes as ClassAd text
+    data = json.loads(json.dumps(encode(AdList((first, second)))))
+    assert set(data["ads"][1]) == {"$prev"}
+    assert "TARGET.Memory >= 128" in data["ads"][1]["$prev"]
+    again = decode(data).ads
+    assert [repr(a) for a in again] == [repr(a) for a in (first, second)]
+
+
+@pytest.mark.parametrize(("changes", "says"), [
+    ({"ProcId": None}, "AdList.ads[1].ProcId: expected a string, a number or true/false"),
+    ({"ProcId": [1]}, "AdList.ads[1].ProcId: expected a string, a number or true/false"),
+    ({"": 1}, "AdList.ads[1]: an attribute name is empty"),
+    ([1], 'AdList.ads[1]: "$set" must be an object of attribute values'),
+])
+def test_malformed_plain_changes_are_refused(changes: object, says: str) -> None:
+    with pytest.raises(ProtocolError) as e:
+        decode({"type": "AdList", "ads": [{"$ad": "[ a = 1 ]"}, {"$set": changes}]})
+    assert says in str(e.value)
 
 
 def test_changes_without_a_previous_ad_are_refused() -> None:

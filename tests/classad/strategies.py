@@ -245,9 +245,9 @@ _OLD_EXTRA = st.sampled_from(["# a comment", "   # indented comment", "  "])
 def _one_line_expression(text: str) -> bool:
     """Whether ``text`` is one line and parses: HTCondor ends an old-form ad silently at a
     line it cannot read, where htcpool refuses the text (a deliberate difference). A
-    backslash before a quote is left out too: in the old form HTCondor always reads it
-    as an escaped quote, so ``"C:\\dir\\"`` never ends, where htcpool ends the string
-    there when no other quote follows (see docs/classad.md)."""
+    backslash before a quote is left out too: in the old form it escapes the quote unless
+    the quote ends the line, so the ``;`` this generator may add would make the line
+    unreadable."""
     from htcpool.classad.errors import ClassAdParseError
     from htcpool.classad.parser import parse_expression
 

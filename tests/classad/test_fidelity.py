@@ -66,6 +66,8 @@ OLD_FORM = [
     ("a = 1\n\nb = 2;\n", ("[ a = 1 ]", "a = 1\n", "[ b = 2 ]", "b = 2\n", "[ a = 1; b = 2 ]")),
     ('a = "x\x85y"\n', ('[ a = "x\\302\\205y" ]', 'a = "x\x85y"\n', '[ a = "x\\302\\205y" ]')),
     ("a = {[b = 1;], {}};\n# c\n", ("[ a = { [ b = 1 ],{  } } ]", "a = { [ b = 1 ],{  } }\n", "[ a = { [ b = 1 ],{  } } ]")),
+    # a backslash before the quote that ends the line is an ordinary character
+    ('a = "C:\\dir\\"\n', ('[ a = "C:\\\\dir\\\\" ]', 'a = "C:\\dir\\"\n', '[ a = "C:\\\\dir\\\\" ]')),
 ]
 
 
@@ -96,7 +98,8 @@ def test_old_form_table_matches_reference(text: str, expected: tuple[str, ...]) 
 # ignores text after a complete expression; htcpool refuses both, naming the line.
 REFUSED_OLD_FORM = [
     ("a = 1\nh\nb = 2\n", "2:1", ("[ a = 1 ]", "a = 1\n", "[ a = 1 ]")),
-    ("a = 1 2\n", "1:6", ("[ a = 1 ]", "a = 1\n", "[ a = 1 ]")),
+    ("a = 1 2\n", "1:7", ("[ a = 1 ]", "a = 1\n", "[ a = 1 ]")),
+    ('a = ("x\\")\n', "1:6", ("[  ]",)),  # the quote escaped: the string never ends
 ]
 
 
@@ -113,11 +116,9 @@ def test_htcondor_reads_unreadable_old_form_line_silently(text: str, where: str,
     assert old_ads_outcome("ref", text) == theirs
 
 
-# HTCondor refuses an old-form text that starts with a block of comments only; it always
-# reads backslash-quote as an escaped quote, so a string ending in a backslash never ends.
+# HTCondor refuses an old-form text that starts with a block of comments only.
 READ_ANYWAY = [
     ("# c\n\na = 1\n", ("[ a = 1 ]", "a = 1\n", "[ a = 1 ]")),
-    ('a = "C:\\dir\\"\n', ('[ a = "C:\\\\dir\\\\" ]', 'a = "C:\\dir\\"\n', '[ a = "C:\\\\dir\\\\" ]')),
 ]
 
 

@@ -428,8 +428,8 @@ def _check_userprio_changes(pool: LivePool, einstein: str) -> None:
     assert ok(pool, "userprio", "-resetusage", einstein) == f"The accumulated usage of {einstein} was reset\n"
     assert float(row(einstein, "-all")[5]) < 0.01  # Total Usage (wghted-hrs)
     assert ok(pool, "userprio", "-setceiling", einstein, "5", "-duration", "600") == \
-        f"The ceiling of {einstein} was set to 5.000000\n"
-    assert ok(pool, "userprio", "-setfloor", einstein, "1") == f"The floor of {einstein} was set to 1.000000\n"
+        f"Set ceiling lease on {einstein} to 5 for 600 seconds\n"
+    assert ok(pool, "userprio", "-setfloor", einstein, "1") == f"The floor of {einstein} was set to 1\n"
     record = next(r for r in pool.c.send("negotiator", UserprioQuery()).rows if r["Name"] == einstein)
     assert (record["Ceiling"], record["Floor"]) == (5, 1) and record["CeilingLeaseExpiration"] > 0
     stranger = "nobody@" + einstein.split("@")[1]

@@ -152,3 +152,72 @@ def test_bad_submit_file_names_the_line(tmp_path: Path) -> None:
     path.write_text("executable = /bin/work\nqueue 1 in (a b\n")
     with pytest.raises(SimInputError, match=str(path)):
         list(Workload(path))
+
+
+def _history_file(path: Path, jobs: list[tuple[int, int, int]]) -> None:
+    """Ads of jobs (cluster, QDate, CompletionDate), newest completion first, as condor_history writes."""
+    ads = [f'Owner = "u{c % 3}"\nClusterId = {c}\nQDate = {q}\nJobCurrentStartDate = {q}\n'
+           f"CompletionDate = {d}\nRemoteWallClockTime = {d - q}.0\n"
+           for c, q, d in sorted(jobs, key=lambda j: (-j[2], -j[0]))]
+    path.write_text("\n".join(ads))
+
+
+def test_a_history_file_is_read_backwards_in_submit_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """500 jobs of 10 to 60 s each, submitted every 7 s, and a QDate tie: read backwards in small
+    chunks, the stream hands them out in the order the in-memory sort gives (QDate, then file order)."""
+    from htcpool.sim import history
+
+    jobs = [(c, 1_700_000_000 + 7 * c, 1_700_000_000 + 7 * c + 10 + (c * 37) % 51) for c in range(1, 501)]
+    jobs.append((501, 1_700_000_000 + 7 * 250, 1_700_000_000 + 7 * 250 + 30))  # a QDate tie
+    path = tmp_path / "history.txt"
+    _history_file(path, jobs)
+    monkeypatch.setattr(history, "CHUNK", 97)  # many chunk boundaries inside lines
+    streamed = Workload(path)
+    assert streamed._scan.streamable and streamed.epoch == 1_700_000_007
+    got = [(a.time, a.ads[0]["ClusterId"]) for a in streamed]
+    monkeypatch.setattr(history, "scan", lambda p: history.HistoryScan(None, 0.0, 0, False))
+    monkeypatch.setattr("htcpool.sim.workload.scan", history.scan)
+    sorted_in_memory = Workload(path)
+    assert not sorted_in_memory._scan.streamable
+    assert got == [(a.time, a.ads[0]["ClusterId"]) for a in sorted_in_memory]
+    assert len(got) == 501 and got[0] == (0.0, 1)
+
+
+def test_the_stream_holds_only_jobs_whose_stays_overlap() -> None:
+    from htcpool.sim.history import in_submit_order
+
+    consumed = 0
+
+    def records():  # type: ignore[no-untyped-def]
+        nonlocal consumed
+        for i in range(1000):  # a job every 10 s, each staying 25 s: about three overlap
+            consumed += 1
+            yield float(10 * i + 25), float(10 * i), i, i
+
+    held = []
+    out = []
+    for item in in_submit_order(records(), span=25.0):
+        held.append(consumed - len(out))
+        out.append(item)
+    assert out == list(range(1000)) and max(held) <= 4
+
+
+def test_a_history_file_not_newest_first_is_sorted_in_memory(tmp_path: Path) -> None:
+    path = tmp_path / "history.txt"
+    jobs = [(1, 1_700_000_000, 1_700_000_060), (2, 1_700_000_050, 1_700_000_100)]
+    ads = [f'Owner = "u"\nClusterId = {c}\nQDate = {q}\nCompletionDate = {d}\nRemoteWallClockTime = 1.0\n'
+           for c, q, d in jobs]  # oldest completion first: not as condor_history writes
+    path.write_text("\n".join(ads))
+    workload = Workload(path)
+    assert not workload._scan.streamable
+    assert [a.time for a in workload] == [0.0, 50.0]
+
+
+def test_a_bad_ad_in_a_streamed_history_names_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "history.txt"
+    _history_file(path, [(1, 1_700_000_000, 1_700_000_100), (2, 1_700_000_050, 1_700_000_060)])
+    path.write_text(path.read_text().replace('Owner = "u2"\n', ""))
+    with pytest.raises(SimInputError, match=r"history.txt:8: a job ad without QDate or Owner"):
+        list(Workload(path))
+    workload = Workload(path, skip_bad=True)
+    assert [a.owner for a in workload] == ["u1"] and workload.skipped == 1

@@ -77,16 +77,20 @@ def _is_new(text: str) -> bool:
     return False
 
 
-def parse_old_ad(lines: list[tuple[int, str]], text: str, source: str = "") -> ClassAd:
+def parse_old_ad(lines: list[tuple[int, str]], text: str, source: str = "", escapes: bool = True) -> ClassAd:
+    """One old-form ad from its ``(offset, line)`` pairs; ``escapes`` False says the text
+    holds no backslash at all (the caller checked once), so no line needs rewriting."""
     ad = ClassAd()
     for offset, line in lines:
         m = _OLD_LINE.match(line)
         if not m:
             raise ClassAdParseError("expected 'Name = expression'", text, offset, source)
-        name, value = m.group(1), old_to_new_escapes(m.group(2))
-        start = offset + m.start(2) + len(value) - len(value.lstrip())
-        # HTCondor reads the expression and ignores the ``;`` an ad written by hand may end with
-        expr_text = value.strip().rstrip(";").rstrip()
+        name, value = m.group(1), m.group(2)
+        if escapes:
+            value = old_to_new_escapes(value)
+        expr_text = value.strip()
+        if expr_text[-1:] == ";":  # HTCondor ignores the ';' an ad written by hand may end with
+            expr_text = expr_text.rstrip(";").rstrip()
         node = literal_node(expr_text)  # a plain literal, without tokenizing
         if node is not None:
             ad.insert_node(name, node)
@@ -94,6 +98,7 @@ def parse_old_ad(lines: list[tuple[int, str]], text: str, source: str = "") -> C
         try:
             node = parse_expression(expr_text)
         except ClassAdParseError as e:
+            start = offset + m.start(2) + len(value) - len(value.lstrip())
             raise ClassAdParseError(f"in the value of {name}: {e.reason}", text, start + e.pos, source) from None
         ad.insert_node(name, node)
     return ad
@@ -126,8 +131,9 @@ def parse_ads(
         for node in parse_new_ads(text):  # fresh tables, owned by nothing else
             yield ClassAd._from_tables(node.exprs, node.names)
         return
+    escapes = "\\" in text
     for block in _old_blocks(text):
-        yield parse_old_ad(block, text, source)
+        yield parse_old_ad(block, text, source, escapes)
 
 
 def parse_one(text: str, parser: ParserType = ParserType.Auto) -> ClassAd:

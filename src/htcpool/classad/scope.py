@@ -230,7 +230,11 @@ def subscript_value(s: EvalState, base: Any, index: Any) -> Any:
         return deref(sub, node, base, key, 0)
     if tb is ListValue and ti is int:
         if index < 0 or index >= len(base.items):
-            return ERROR
+            if -(2**31) <= index < 2**31:
+                return ERROR
+            index = (index + 2**31) % 2**32 - 2**31  # HTCondor reads the index as a 32-bit int
+            if index < 0 or index >= len(base.items):
+                return ERROR
         return list_item(s, base, index)
     return ERROR
 

@@ -47,6 +47,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "master": ("htcpool.cli.pool:master", "Start the pool the configuration describes (condor_master)"),
     "gpu_discovery": ("htcpool.cli.gpu_discovery", "Detect GPUs and print them as a ClassAd (condor_gpu_discovery)"),
     "sim": ("htcpool.cli.sim", "Simulate a pool's policy on a workload, or sweep knobs (htcpool sim sweep)"),
+    "token_create": ("htcpool.cli.token:create", "Make an identity token (condor_token_create)"),
+    "token_list": ("htcpool.cli.token:list_tokens", "List the user's tokens (condor_token_list)"),
+    "ping": ("htcpool.cli.ping", "Show this client's identity and levels at a daemon (condor_ping)"),
 }
 
 

@@ -3,7 +3,7 @@ zone, the console width, errors.
 
 Tools find the pool as HTCondor's do: the ``LOCAL_DIR`` of the configuration ``CONDOR_CONFIG``
 names, else ``$HTCPOOL_LOCAL_DIR`` (default ``~/.htcpool``) (``locate``), and talk to its
-daemons with the pool token. Every failure to reach the pool, a
+daemons on their Unix sockets, or with a token (``PoolClient``, docs/security.md). Every failure to reach the pool, a
 refused request or a malformed expression on the command line ends the tool
 with a one-line message and status 1 (``run_tool``); expressions are checked
 here, before anything is sent, so the message names what the user typed.
@@ -40,14 +40,14 @@ def connect() -> PoolClient:
         return PoolClient(pool_layout())
     except (PoolNotRunning, LocateError) as e:
         raise ToolError(str(e)) from None
-    except OSError as e:  # an unreadable token (wrong mode, permissions)
+    except OSError as e:  # an unreadable local directory
         raise ToolError(str(e)) from None
 
 
 def request(client: PoolClient, daemon: str, message: Any, url: str | None = None) -> Any:
     """``message`` to the pool's ``daemon`` (at ``url`` when given: one of several startds)."""
     try:
-        return client.client.send(url, message) if url else client.send(daemon, message)
+        return client.send_to(url, message) if url else client.send(daemon, message)
     except PoolNotRunning as e:
         raise ToolError(str(e)) from None
     except RequestRefused as e:

@@ -18,6 +18,7 @@ and the startd's reason on the next line.
 from __future__ import annotations
 
 import argparse
+import getpass
 import sys
 import time
 
@@ -52,7 +53,7 @@ def drain(argv: list[str]) -> int:
     how = p.add_mutually_exclusive_group()
     for speed in DrainSpeed:
         how.add_argument(f"-{speed.value}", action="store_const", const=speed, dest="how")
-    p.add_argument("-reason", default="by command")
+    p.add_argument("-reason", help="the DrainReason to advertise (default: the name of the user draining)")
     done = p.add_mutually_exclusive_group()
     for completion in (DrainCompletion.RESUME, DrainCompletion.EXIT, DrainCompletion.RESTART,
                        DrainCompletion.RECONFIG):
@@ -74,7 +75,7 @@ def drain(argv: list[str]) -> int:
         command = "CANCEL_DRAIN_JOBS" if args.cancel else "DRAIN_JOBS"
         message = CancelDrain(args.request_id) if args.cancel else Drain(
             args.how or DrainSpeed.GRACEFUL, args.completion or DrainCompletion.NOTHING, args.check, args.start,
-            args.reason)
+            args.reason if args.reason is not None else getpass.getuser())
         try:
             reply = request(client, "startd", message, startd_url(client, args.machine))
         except ToolError as e:

@@ -43,6 +43,9 @@ TOOLS: dict[str, str] = {
     "condor_master": "master",
     "condor_suspend": "suspend",
     "condor_continue": "continue",
+    "condor_token_create": "token_create",
+    "condor_token_list": "token_list",
+    "condor_ping": "ping",
 }
 
 
@@ -92,3 +95,6 @@ classad_eval = _entry("classad_eval")
 condor_master = _entry("condor_master")
 condor_suspend = _entry("condor_suspend")
 condor_continue = _entry("condor_continue")
+condor_token_create = _entry("condor_token_create")
+condor_token_list = _entry("condor_token_list")
+condor_ping = _entry("condor_ping")

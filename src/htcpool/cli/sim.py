@@ -1,7 +1,7 @@
 """``htcpool sim``: replay a workload against a pool configuration, and sweeps of such runs.
 
     htcpool sim CONFIG --machines FILE --workload FILE --out DIR
-                [--until T] [--seed N] [--set KNOB=VALUE]... [--skip-bad] [--delay S]
+                [--until T] [--seed N] [--set KNOB=VALUE]... [--skip-bad] [--delay S] [--userprio FILE]
     htcpool sim sweep CONFIG --machines FILE --workload FILE --out DIR
                 --grid KNOB=v1,v2,... [--grid ...] [--scheduler ADDRESS] [--workers N] [same options]
 
@@ -76,11 +76,15 @@ def _parser(prog: str, description: str) -> _Parser:
                    help="set a configuration knob after CONFIG (repeatable)")
     p.add_argument("--skip-bad", action="store_true", help="skip malformed trace lines, counting them")
     p.add_argument("--delay", default="0", metavar="S", help="modelled delay of every message (seconds)")
+    p.add_argument("--userprio", metavar="FILE",
+                   help="condor_userprio -long output: the accountant's state at the start")
     return p
 
 
 def _options(args: argparse.Namespace) -> SimOptions:
     paths = {"CONFIG": args.config, "--machines": args.machines, "--workload": args.workload}
+    if args.userprio is not None:
+        paths["--userprio"] = args.userprio
     for option, value in paths.items():
         if not Path(value).is_file():
             raise ToolError(f"{option} {value}: no such file")
@@ -88,7 +92,8 @@ def _options(args: argparse.Namespace) -> SimOptions:
         config=Path(args.config), machines=Path(args.machines), workload=Path(args.workload),
         out=Path(args.out), until=parse_duration(args.until) if args.until is not None else None,
         seed=args.seed, overrides=tuple(parse_setting(s) for s in args.settings),
-        skip_bad=args.skip_bad, message_delay=parse_duration(args.delay, "--delay"))
+        skip_bad=args.skip_bad, message_delay=parse_duration(args.delay, "--delay"),
+        userprio=Path(args.userprio) if args.userprio is not None else None)
 
 
 def _input_errors(body: Callable[[], int]) -> Callable[[], int]:

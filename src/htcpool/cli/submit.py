@@ -1,6 +1,6 @@
 """``htcpool submit``: condor_submit's command line.
 
-    htcpool submit [-dry-run FILE] [-append LINE]... [-queue ARGS] [-batch-name NAME]
+    htcpool submit [-dry-run FILE] [-append LINE]... [-queue ARGS] [-batch-name NAME] [-factory]
                    [SUBMIT_FILE | -] [name=value]...
 
 As condor_submit does, it reads the pool's configuration (``CONDOR_CONFIG``, else
@@ -9,7 +9,11 @@ all means HTCondor's defaults) for the submit knobs (``JOB_DEFAULT_REQUEST*``,
 ``SUBMIT_ATTRS``, ``APPEND_REQ*`` … in ``htcpool.submit.settings``) and the
 machine's ``ARCH``, ``OPSYS`` and ``FILESYSTEM_DOMAIN``; then it asks the schedd
 for a new cluster id (``NewCluster``) before expanding the file, so ``$(Cluster)``
-is the id the jobs get, and sends the jobs in one ``Submit`` naming it.
+is the id the jobs get, and sends the jobs in one ``Submit`` naming it. A file with
+``max_materialize`` or ``max_idle`` (or any file with ``-factory``) is sent as a
+late-materialization factory instead: its first job as the cluster ad and the recipe
+(``htcpool.submit.materialize``: the text, the environment variables and file answers it used), in
+one ``SubmitFactory``; the schedd makes the jobs.
 
 With ``-dry-run FILE`` the job ads are printed in condor_submit's dry-run
 format to FILE (``-`` for standard output), nothing is submitted and the
@@ -24,6 +28,7 @@ command starts fast (docs/performance.md).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import getpass
 import os
 import platform
@@ -32,7 +37,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from htcpool.clock import wall_clock
-from htcpool.submit import SubmitError, SubmitHost, SubmitSettings, submit_description
+from htcpool.submit import (
+    RecordingEnviron,
+    RecordingFileSystem,
+    SubmitError,
+    SubmitHost,
+    SubmitSettings,
+    recorded_digest,
+    submit_description,
+)
 
 if TYPE_CHECKING:
     from htcpool.cli.wire import WireClient
@@ -114,6 +127,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("-queue", dest="queue", metavar="ARGS", help="queue statement replacing the file's")
     p.add_argument("-batch-name", dest="batch_name", metavar="NAME", help="set batch_name")
     p.add_argument("-terse", dest="terse", action="store_true", help="print only the job ids")
+    p.add_argument("-factory", dest="factory", action="store_true",
+                   help="send the jobs as a late materialization factory")
     p.add_argument("args", nargs="*", help="submit file ('-' for standard input) and name=value pairs")
     return p
 
@@ -149,17 +164,33 @@ def main(argv: list[str]) -> int:
         except (WireError, OSError) as e:
             print(f"\nERROR: Failed submitting the job(s): {e}", file=sys.stderr)
             return 1
+    host = local_host(facts)
+    environ = RecordingEnviron(host.environ)
+    fs = RecordingFileSystem(DiskFileSystem())
+    file = "" if name == "-" else name
     try:
-        result = submit_description(text, file="" if name == "-" else name, host=local_host(facts),
-                                    fs=DiskFileSystem(), settings=settings, cluster_id=cluster,
-                                    extra_commands=extra, queue_args=options.queue)
+        result = submit_description(text, file=file, host=dataclasses.replace(host, environ=environ),
+                                    fs=fs, settings=settings, cluster_id=cluster,
+                                    extra_commands=extra, queue_args=options.queue,
+                                    allow_factory=schedd is not None, force_factory=options.factory)
     except SubmitError as e:
         print(f"ERROR: {e}", file=sys.stderr)
         return 1
     for warning in result.warnings:
         print(f"WARNING: {warning}", file=sys.stderr)
+    if schedd is not None and result.factory is not None and result.jobs:
+        from htcpool.protocol.schedd import SubmitFactory
+        from htcpool.submit import digest_to_json
+
+        digest = recorded_digest(text, cluster, host, environ, settings, fs, file=file,
+                                 extra_commands=extra, queue_args=options.queue)
+        message = SubmitFactory(owner, result.jobs[0], digest_to_json(digest), cluster)
+        return _submit_to_schedd(schedd, owner, cluster, message, options.terse)
     if schedd is not None:
-        return _submit_to_schedd(schedd, owner, cluster, result.jobs, options.terse)
+        from htcpool.protocol import Submit
+
+        return _submit_to_schedd(schedd, owner, cluster, Submit(owner, tuple(result.jobs), cluster)
+                                 if result.jobs else None, options.terse)
     from htcpool.submit import format_dry_run
 
     listing = format_dry_run(result.jobs, result.cluster_id)
@@ -171,19 +202,14 @@ def main(argv: list[str]) -> int:
 
 
 def _schedd() -> WireClient:
-    """A connection to the personal pool's schedd."""
-    from htcpool.cli.wire import WireClient, WireError
-    from htcpool.runtime.layout import PoolLayout, default_local_dir
+    """A connection to the pool's schedd (found as every tool finds its pool: cli/locate.py)."""
+    from htcpool.cli.locate import LocateError, pool_layout
+    from htcpool.cli.wire import WireError, daemon_client
 
-    layout = PoolLayout(default_local_dir())
     try:
-        token = layout.read_token()
-    except FileNotFoundError:
-        raise WireError(f"no pool in {layout.root} (run `htcpool up`)") from None
-    url = layout.read_address("schedd")
-    if url is None:
-        raise WireError(f"the schedd of the pool in {layout.root} is not running (run `htcpool up`)")
-    return WireClient(url, token)
+        return daemon_client(pool_layout(), "schedd")
+    except LocateError as e:
+        raise WireError(str(e)) from None
 
 
 def _new_cluster(schedd: WireClient, owner: str) -> int:
@@ -193,16 +219,18 @@ def _new_cluster(schedd: WireClient, owner: str) -> int:
     return int(reply.cluster)
 
 
-def _submit_to_schedd(schedd: WireClient, owner: str, cluster: int, jobs: list, terse: bool) -> int:
-    """Send the cluster to the pool's schedd and print what condor_submit prints."""
+def _submit_to_schedd(schedd: WireClient, owner: str, cluster: int, message: object | None,
+                      terse: bool) -> int:
+    """Send the cluster (a ``Submit`` or a ``SubmitFactory``; None: no jobs) to the pool's
+    schedd and print what condor_submit prints."""
     from htcpool.cli.wire import WireError
-    from htcpool.protocol import Submit
+    from htcpool.protocol.schedd import SubmitFactory
 
-    if not jobs:
+    if message is None:
         print("ERROR: no jobs queued", file=sys.stderr)
         return 1
     try:
-        reply = schedd.send(Submit(owner, tuple(jobs), cluster))
+        reply = schedd.send(message)
     except WireError as e:
         print(f"\nERROR: Failed submitting the job(s): {e}", file=sys.stderr)
         return 1
@@ -216,6 +244,7 @@ def _submit_to_schedd(schedd: WireClient, owner: str, cluster: int, jobs: list, 
     else:
         # condor_submit's report, as ``cli.formats.format_submit_result`` writes it for many
         # clusters; written here for one so that submitting does not import every formatter
-        print(f"Submitting job(s){'.' * reply.count}\n{reply.count} job(s) submitted to cluster "
+        dots = 1 if isinstance(message, SubmitFactory) else reply.count  # a factory sends one ad
+        print(f"Submitting job(s){'.' * dots}\n{reply.count} job(s) submitted to cluster "
               f"{reply.cluster}.\nTo monitor your job(s), run: condor_watch_q -clusters {reply.cluster}")
     return 0

@@ -6,18 +6,25 @@
 exchange. ``WireClient`` therefore uses ``http.client`` (about 25 ms to import
 on a quiet machine, against httpx's 150 ms) for just what the daemons' endpoint
 needs (``docs/pool.md``, "Protocol and transport"): ``POST /v1/message`` with
-the pool token as a bearer token and one encoded protocol message as the JSON
-body, on one kept-alive connection. A ``Failure`` answer, a refused connection
-or a malformed answer raise ``WireError`` with a sentence that says which.
+one encoded protocol message as the JSON body, on one kept-alive connection:
+to the daemon's Unix socket (``unix:<path>``), where the kernel tells the
+daemon who the user is, or to its TCP address with a token as a bearer token
+(docs/security.md). ``daemon_client`` picks the socket when the pool has one.
+A ``Failure`` answer, a refused connection or a malformed answer raise
+``WireError`` with a sentence that says which.
 """
 
 from __future__ import annotations
 
 import http.client
 import json
-from typing import Any
+import socket
+from typing import TYPE_CHECKING, Any
 
 from htcpool.protocol import Failure, ProtocolError, decode, encode
+
+if TYPE_CHECKING:
+    from htcpool.runtime.layout import PoolLayout
 
 PATH = "/v1/message"
 
@@ -26,22 +33,47 @@ class WireError(Exception):
     """The message could not be delivered, or the daemon refused it (the text says which)."""
 
 
-class WireClient:
-    """Messages to one daemon at ``url`` (``http://host:port``), over one connection."""
+class _UnixConnection(http.client.HTTPConnection):
+    """HTTP over a Unix domain socket."""
 
-    def __init__(self, url: str, token: str, timeout: float = 30.0) -> None:
+    def __init__(self, path: str, timeout: float) -> None:
+        super().__init__("localhost", timeout=timeout)
+        self.path = path
+
+    def connect(self) -> None:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.settimeout(self.timeout)
+        try:
+            sock.connect(self.path)
+        except OSError:
+            sock.close()
+            raise
+        self.sock = sock
+
+
+class WireClient:
+    """Messages to one daemon at ``url`` (``http://host:port`` or ``unix:<path>``), over one
+    connection; ``token`` (TCP only) is sent as a bearer token when there is one."""
+
+    def __init__(self, url: str, token: str | None = None, timeout: float = 30.0) -> None:
+        self.url = url
+        self.token = token
+        self._connection: http.client.HTTPConnection
+        if url.startswith("unix:"):
+            self._connection = _UnixConnection(url.removeprefix("unix:"), timeout)
+            return
         rest = url.split("://", 1)[-1].rstrip("/")
         host, _, port = rest.rpartition(":")
         if not host or not port.isdigit():
             raise WireError(f"the daemon's address {url!r} is not http://host:port")
-        self.url = url
-        self.token = token
         self._connection = http.client.HTTPConnection(host.strip("[]"), int(port), timeout=timeout)
 
     def send(self, message: object) -> Any:
         """Send ``message`` and return the decoded answer."""
         body = json.dumps(encode(message), separators=(",", ":")).encode()
-        headers = {"Authorization": f"Bearer {self.token}", "Content-Type": "application/json"}
+        headers = {"Content-Type": "application/json"}
+        if self.token and not self.url.startswith("unix:"):
+            headers["Authorization"] = f"Bearer {self.token}"
         try:
             self._connection.request("POST", PATH, body=body, headers=headers)
             response = self._connection.getresponse()
@@ -60,3 +92,19 @@ class WireClient:
 
     def close(self) -> None:
         self._connection.close()
+
+
+def daemon_client(layout: PoolLayout, daemon: str, timeout: float = 30.0) -> WireClient:
+    """A connection to the pool's ``daemon``: its Unix socket when there is one, else its TCP
+    address with the user's token for the pool; WireError when the pool or daemon is missing."""
+    if not layout.token_file.exists():
+        raise WireError(f"no pool in {layout.root} (run `htcpool up`)")
+    sock = layout.socket_file(daemon)
+    if sock.exists():
+        return WireClient(f"unix:{sock}", None, timeout)
+    url = layout.read_address(daemon)
+    if url is None:
+        raise WireError(f"the {daemon} of the pool in {layout.root} is not running (run `htcpool up`)")
+    from htcpool.runtime.security.credentials import client_token
+
+    return WireClient(url, client_token(layout), timeout)

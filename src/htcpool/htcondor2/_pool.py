@@ -4,7 +4,9 @@ HTCondor's bindings find their pool through the configuration; htcpool's pools
 live in a local directory (docs/pool.md), found the same way the tools find it:
 the directory of ``CONDOR_CONFIG`` when it holds a pool token, else
 ``$HTCPOOL_LOCAL_DIR``, else ``~/.htcpool``. A ``Connection`` holds that
-directory and an HTTP client with a bounded timeout; every failure (no pool, a
+directory and an HTTP client with a bounded timeout; it reaches each daemon on
+its Unix socket when the pool has one (the user is known by their uid), else on
+its TCP address with the user's token for the pool (docs/security.md). Every failure (no pool, a
 daemon that is down or does not answer in time, a refused request) becomes an
 ``HTCondorException`` naming the daemon and its address, so no call hangs.
 ``use_pool`` switches the default connection (``PersonalPool.use_config``).
@@ -65,15 +67,13 @@ class Connection:
     def client(self) -> SyncClient:
         if self._client is None:
             from htcpool.runtime.http import SyncClient
+            from htcpool.runtime.security.credentials import client_token
 
-            try:
-                token = self.layout.read_token()
-            except FileNotFoundError:
+            if not self.layout.token_file.exists():
                 raise HTCondorException(f"no pool in {self.root} (no pool token; start one with "
-                                        "`htcpool up`)") from None
-            except OSError as e:
-                raise HTCondorException(str(e)) from None
-            self._client = SyncClient(token, self.timeout)
+                                        "`htcpool up`)")
+            layout = self.layout
+            self._client = SyncClient(lambda: client_token(layout), self.timeout)
         return self._client
 
     def send(self, daemon: str, message: Any, url: str | None = None) -> Any:
@@ -84,7 +84,7 @@ class Connection:
 
         target = url or self.address(daemon)
         try:
-            return self.client().send(target, message)
+            return self.client().send(self.layout.local_route(target), message)
         except RequestRefused as e:
             raise HTCondorException(f"the {daemon} at {target} refused the request: {e.detail}") from None
         except httpx.TimeoutException:

@@ -82,6 +82,7 @@ def build_jobs(description: Submit, cluster: int, owner: str, *, count: int = 0,
     import dataclasses
 
     from htcpool.cli import submit as condor_submit
+    from htcpool.gcpause import paused_gc
     from htcpool.submit import SubmitError, submit_description
 
     if not isinstance(count, int) or count < 0:
@@ -94,8 +95,9 @@ def build_jobs(description: Submit, cluster: int, owner: str, *, count: int = 0,
         raise HTCondorException(f"Submit failed: {e}") from None
     host = dataclasses.replace(condor_submit.local_host(facts), user=owner)
     try:
-        result = submit_description(commands, file="", host=host, fs=condor_submit.DiskFileSystem(),
-                                    settings=settings, cluster_id=cluster, queue_args=args)
+        with paused_gc():  # thousands of job ads and no cycles (htcpool.gcpause)
+            result = submit_description(commands, file="", host=host, fs=condor_submit.DiskFileSystem(),
+                                        settings=settings, cluster_id=cluster, queue_args=args)
     except SubmitError as e:
         raise HTCondorException(f"Submit failed: {e}") from None
     return list(result.jobs)

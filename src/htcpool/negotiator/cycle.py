@@ -40,9 +40,16 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field, replace
 
 from htcpool.classad import ClassAd, ClassAdError, EvalContext, ExprTree, fixed_clock
-from htcpool.negotiator.accountant import CLAIMED_LIKE, Accountant, SlotWeigher
 from htcpool.classad.nodes import Literal
-from htcpool.negotiator.exprinfo import closure, expression_shape, literal, number, shape_closure, with_values
+from htcpool.negotiator.accountant import CLAIMED_LIKE, Accountant, SlotWeigher
+from htcpool.negotiator.exprinfo import (
+    closure,
+    expression_shape,
+    literal,
+    number,
+    shape_closure,
+    with_values,
+)
 from htcpool.negotiator.globalprios import fan_out
 from htcpool.negotiator.grouprounds import negotiate_groups
 from htcpool.negotiator.groups import GroupTree

@@ -20,6 +20,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -104,14 +105,28 @@ def value_key(node: Node | None) -> Any:
 def expression_shape(ad: ClassAd) -> Shape:
     """Equal for ads that define the same names, in the same order, with the same expression
     objects, whatever their literal values: such ads have the same ``closure`` for any nodes, so
-    it is computed once (``shape_closure``). The names, then per name the id of its expression
-    node or None for a literal."""
+    it is computed once (``shape_closure``). The names and, per name, the id of its expression
+    node (None for a literal) are interned as a small number, so a shape hashes and compares at
+    once; the table keeps each shape's nodes alive, so an id in it names one object while the
+    number is in use, and numbers are never given twice."""
     exprs = ad._exprs
-    return (tuple(exprs), tuple([None if type(n) is Literal else id(n) for n in exprs.values()]))
+    values = exprs.values()
+    key = (tuple(exprs), tuple([None if type(n) is Literal else id(n) for n in values]))
+    hit = _shape_numbers.get(key)
+    if hit is not None:
+        return hit[0]
+    if len(_shape_numbers) >= CLOSURE_CACHE_SIZE:
+        _shape_numbers.clear()
+        _closure_cache.clear()
+    number = next(_shape_counter)
+    _shape_numbers[key] = (number, tuple([n for n in values if type(n) is not Literal]))
+    return number
 
 
-Shape = tuple[tuple[str, ...], tuple[int | None, ...]]
+Shape = int
 
+_shape_numbers: dict[tuple[tuple[str, ...], tuple[int | None, ...]], tuple[int, tuple[Node, ...]]] = {}
+_shape_counter = itertools.count(1)
 #: (shape, ids of the nodes) -> (own, other, what keeps the ids alive): kept across cycles, since
 #: a pool's slot ads keep their few shapes while only their literal values move
 _closure_cache: dict[tuple[Shape, tuple[int, ...]], tuple[frozenset[str], frozenset[str], object]] = {}

@@ -23,7 +23,14 @@ from dataclasses import dataclass, field
 
 from htcpool.classad import ClassAd, EvalContext, ExprTree
 from htcpool.classad.nodes import Literal, Node
-from htcpool.negotiator.exprinfo import Shape, expression_shape, literal, number, shape_closure, value_key
+from htcpool.negotiator.exprinfo import (
+    Shape,
+    expression_shape,
+    literal,
+    number,
+    shape_closure,
+    value_key,
+)
 from htcpool.negotiator.outcomes import PreemptState
 
 RANK_COMPONENTS = ("pre", "post", "startd_rank", "preq", "prank")

@@ -21,24 +21,29 @@ from typing import Any
 from htcpool.negotiator.accountant import Accountant
 from htcpool.negotiator.errors import NegotiatorUsageError
 from htcpool.negotiator.groups import GroupTree
+from htcpool.negotiator.records import CustomerRecord
+from htcpool.negotiator.settings import ROOT_GROUP
 from htcpool.protocol import UserprioCommand, UserprioOp
 
 Operation = Callable[[Accountant, UserprioCommand, float], None]
 
 
 def accounting_ads(accountant: Accountant, groups: GroupTree | None, now: float) -> list[dict[str, Any]]:
+    """One ad per record, groups first in breadth-first order of the tree (``<none>`` first, as
+    HTCondor's negotiator answers), then the submitters; a configured group (or ``<none>``)
+    without a record yet is answered with a fresh record's values, the accountant left as it is."""
+    nodes = sorted(groups.nodes(), key=lambda n: (n.name != ROOT_GROUP, n.name.count("."))) \
+        if groups is not None else []
+    tree_nodes = {n.name: n for n in nodes}
+    names = list(tree_nodes) or [ROOT_GROUP]
+    names += [n for n, rec in accountant.records.items() if rec.is_group and n not in tree_nodes and n != ROOT_GROUP]
+    names += [n for n, rec in accountant.records.items() if not rec.is_group]
     ads: list[dict[str, Any]] = []
-    tree_nodes = {n.name: n for n in groups.nodes()} if groups is not None else {}
-    names = list(accountant.records)
-    for name in tree_nodes:
-        if name not in accountant.records:
-            accountant.record(name)
-            names.append(name)
     for name in names:
-        rec = accountant.records[name]
+        rec = accountant.records.get(name) or CustomerRecord(name, priority_factor=accountant.default_factor(name))
         ad = rec.to_dict()
         is_group = rec.is_group
-        group = name if is_group else (groups.assigned_group(name) if groups is not None else "<none>")
+        group = name if is_group else (groups.assigned_group(name) if groups is not None else ROOT_GROUP)
         ad.update({
             "Priority": rec.priority * rec.priority_factor,
             "IsAccountingGroup": is_group,

@@ -73,7 +73,6 @@ COLUMNS = (
     Column(Detail.CEILING, 9, ("Submitter", "Ceiling")),
 )
 MAX_NAME_WIDTH = 99
-VIEWS = {"most": "most", "all": "all", "quotas": "quotas"}
 
 
 def view_of(name: str, **kw: Any) -> UserprioView:

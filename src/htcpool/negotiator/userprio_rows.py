@@ -173,9 +173,9 @@ def _row(ad: Mapping[str, Any], index: int, rollup: bool) -> Row:
     return r
 
 
-def _roll_up(ads: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+def _roll_up(ads: Sequence[Mapping[str, Any]]) -> Sequence[Mapping[str, Any]]:
     """Each group's usage figures summed over the users of its subtree (``-grouprollup``)."""
-    out = [dict(a) for a in ads]
+    out: list[dict[str, Any]] = [dict(a) for a in ads]
     groups = {str(a.get("Name")): a for a in out if a.get("IsAccountingGroup")}
     totals: dict[str, dict[str, float]] = {g: {} for g in groups}
     for a in out:

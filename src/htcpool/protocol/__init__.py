@@ -10,7 +10,7 @@ Each message is a small frozen dataclass, in one module per daemon that takes it
   condor_userprio's ``UserprioQuery``/``UserprioCommand``;
 * ``schedd``: ``Submit``, queue and history queries, ``JobAction``, the startds'
   ``JobUpdate`` reports and ``Reconnect``;
-* ``admin``: ``DaemonCommand``, ``Ok`` and ``Failure``.
+* ``admin``: ``DaemonCommand``, ``Ok``, ``Failure`` and condor_ping's ``Ping``/``PingReply``.
 
 ``codec`` turns any of them into JSON and back (``encode``/``decode``); ``memory``
 hands them over within one process through the same codec. The package imports the
@@ -18,7 +18,7 @@ ClassAd language and nothing else of htcpool, so every core and both drivers can
 share it without importing one another.
 """
 
-from htcpool.protocol.admin import Command, DaemonCommand, Failure, How, Ok
+from htcpool.protocol.admin import Command, DaemonCommand, Failure, How, Ok, Ping, PingReply
 from htcpool.protocol.codec import MESSAGE_TYPES, ProtocolError, decode, encode  # noqa: I001 (after the messages)
 from htcpool.protocol.collector import AdList, InvalidateAd, QueryAds, UpdateAd
 from htcpool.protocol.memory import carry
@@ -49,7 +49,7 @@ from htcpool.protocol.schedd import (
 __all__ = [
     "MESSAGE_TYPES", "ActionResult", "AdList", "Command", "DaemonCommand", "Failure", "FetchRequests",
     "HistoryQuery", "How", "IdleJobs", "InvalidateAd", "JobAction", "JobActionKind", "JobEvent", "JobUpdate",
-    "MatchInfo", "Ok", "ProtocolError", "QueryAds", "QueueQuery", "Reconnect", "ReconnectReply", "Records",
+    "MatchInfo", "Ok", "Ping", "PingReply", "ProtocolError", "QueryAds", "QueueQuery", "Reconnect", "ReconnectReply", "Records",
     "Reschedule", "Submit", "Submitted", "UpdateAd", "UserprioCommand", "UserprioOp", "UserprioQuery",
     "carry", "decode", "encode",
 ]

@@ -49,3 +49,23 @@ class Failure:
 
     status: int
     detail: str
+
+
+@dataclass(frozen=True, slots=True)
+class Ping:
+    """condor_ping: who am I at this daemon, and which of ``levels`` (all when empty) may I use?"""
+
+    levels: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class PingReply:
+    """The daemon's answer to ``Ping``: the identity it authenticated, by which method, the
+    address it saw, and for each asked level whether it is authorized (with the reason when not)."""
+
+    identity: str
+    method: str
+    peer: str
+    authorized: tuple[str, ...] = ()
+    denied: tuple[str, ...] = ()
+    reasons: tuple[str, ...] = ()

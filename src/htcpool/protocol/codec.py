@@ -10,7 +10,11 @@ count as the same). The jobs of a cluster and the idle jobs of a queue are such 
 (one job ad copied for every proc), so a 10,000-job submit carries one full ad and
 9,999 ads of a few attributes each, as condor_submit sends a cluster ad and proc ads;
 the decoded ads share the unchanged expressions, which the schedd's per-cluster
-shortcuts recognise.
+shortcuts recognise. When every changed attribute is a plain literal (a string, an
+integer, a boolean or a finite real), as ``ProcId`` is from one job of a cluster to
+the next, the changes travel as a JSON object instead, ``{"$set": {"ProcId": 7}}``,
+which needs no ClassAd parsing on either side (JSON keeps the four types apart:
+``7`` and ``7.0`` read back as an integer and a real).
 
 ``decode(data)`` checks the type name, the fields and their simple types (an enum
 field takes only its members' values) and raises ``ProtocolError`` naming the field
@@ -22,6 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import gc
 import math
 import types
 import typing
@@ -31,6 +36,8 @@ from typing import Any
 from htcpool.classad import ClassAd, ClassAdError, parseOne
 from htcpool.classad.nodes import Literal
 from htcpool.classad.unparse import unparse
+from htcpool.classad.values import wrap_int
+from htcpool.protocol.adchanges import as_ad, changed_nodes
 
 
 class ProtocolError(ValueError):
@@ -57,50 +64,46 @@ def _registry() -> dict[str, type]:
 MESSAGE_TYPES: dict[str, type] = _registry()
 
 
-def _same_node(a: Any, b: Any) -> bool:
-    """Whether two expressions are surely the same: one object, or equal plain literals."""
-    if a is b:
-        return True
-    if type(a) is not Literal or type(b) is not Literal:
-        return False
-    va, vb = a.value, b.value
-    t = type(va)
-    if t is not type(vb) or t not in _PLAIN_LITERALS or va != vb:
-        return False
-    return t is not float or va != 0.0 or math.copysign(1.0, va) == math.copysign(1.0, vb)  # 0.0, -0.0
+def _plain_values(changed: dict[str, Any], names: dict[str, str]) -> dict[str, Any] | None:
+    """``changed`` as JSON values by attribute name when every node is a plain literal; else None."""
+    out: dict[str, Any] = {}
+    for key, node in changed.items():
+        if type(node) is not Literal:
+            return None
+        value = node.value
+        t = type(value)
+        if t is not int and t is not str and t is not bool and (t is not float or not math.isfinite(value)):
+            return None
+        out[names[key]] = value
+    return out
 
 
-_PLAIN_LITERALS = (int, str, bool, float)
-
-
-def _changes(ad: ClassAd, prev: ClassAd) -> ClassAd | None:
-    """The attributes of ``ad`` that differ from ``prev``; None when ``ad`` lacks one of
-    ``prev``'s attributes or spells one differently (then it travels whole)."""
-    exprs, names = ad._exprs, ad._names
-    prev_exprs, prev_names = prev._exprs, prev._names
-    changed: dict[str, Any] = {}
-    shared = 0
-    for key, node in exprs.items():
-        old = prev_exprs.get(key)
-        if old is not None:
-            if names[key] != prev_names[key]:
-                return None
-            shared += 1
-            if _same_node(old, node):
-                continue
-        changed[key] = node
-    if shared != len(prev_exprs):
-        return None
-    return ClassAd._from_tables(changed, {key: names[key] for key in changed})
+#: runs of at least this many ads are encoded and decoded with the cyclic garbage collector held
+#: off (``htcpool.gcpause`` says why; the protocol imports nothing of htcpool but the ClassAds)
+_LARGE_RUN = 1000
 
 
 def _encode_ads(ads: tuple[ClassAd, ...]) -> list[Any]:
     """A field of ads: whole, or as the changes from the ad before (see the module docstring)."""
+    if len(ads) >= _LARGE_RUN and gc.isenabled():  # many ads, no cycles: as htcpool.gcpause does
+        gc.disable()
+        try:
+            return _encode_ads(ads)
+        finally:
+            gc.enable()
     out: list[Any] = []
     prev: ClassAd | None = None
     for ad in ads:
-        delta = _changes(ad, prev) if prev is not None else None
-        out.append({"$ad": unparse(ad)} if delta is None else {"$prev": unparse(delta)})
+        changed = changed_nodes(ad, prev) if prev is not None else None
+        if changed is None:
+            out.append({"$ad": unparse(ad)})
+        else:
+            names = ad._names
+            values = _plain_values(changed, names)
+            if values is not None:
+                out.append({"$set": values})
+            else:
+                out.append({"$prev": unparse(as_ad(changed, ad))})
         prev = ad
     return out
 
@@ -215,7 +218,10 @@ def _decode_value(value: Any, hint: Any, where: str) -> Any:
 
 
 def _decode_ad(value: Any, prev: ClassAd | None, where: str) -> ClassAd:
-    """``{"$ad": text}``, or in a list ``{"$prev": text}``: the previous ad with these attributes."""
+    """``{"$ad": text}``, or in a list ``{"$prev": text}`` or ``{"$set": {name: value}}``: the
+    previous ad with these attributes."""
+    if prev is not None and isinstance(value, Mapping) and "$set" in value:
+        return _with_values(prev, value["$set"], where)
     whole_text = value.get("$ad") if isinstance(value, Mapping) else None
     delta = value.get("$prev") if isinstance(value, Mapping) and prev is not None else None
     text = whole_text if isinstance(whole_text, str) else delta
@@ -234,7 +240,36 @@ def _decode_ad(value: Any, prev: ClassAd | None, where: str) -> ClassAd:
     return whole
 
 
+def _with_values(prev: ClassAd, values: Any, where: str) -> ClassAd:
+    """``prev`` with the plain values of a ``{"$set": {...}}`` (strings, numbers, booleans)."""
+    if not isinstance(values, Mapping):
+        raise ProtocolError(f"{where}: \"$set\" must be an object of attribute values")
+    whole = prev.copy()
+    exprs, names = whole._exprs, whole._names
+    for name, v in values.items():
+        t = type(v)
+        if t is int:
+            node = Literal(wrap_int(v))
+        elif t is str or t is bool or t is float:
+            node = Literal(v)
+        else:
+            raise ProtocolError(f"{where}.{name}: expected a string, a number or true/false")
+        if not name:
+            raise ProtocolError(f"{where}: an attribute name is empty")
+        key = name.lower()
+        if key not in names:
+            names[key] = name
+        exprs[key] = node
+    return whole
+
+
 def _decode_ads(values: list[Any], where: str) -> tuple[ClassAd, ...]:
+    if len(values) >= _LARGE_RUN and gc.isenabled():
+        gc.disable()
+        try:
+            return _decode_ads(values, where)
+        finally:
+            gc.enable()
     out: list[ClassAd] = []
     prev: ClassAd | None = None
     for i, value in enumerate(values):

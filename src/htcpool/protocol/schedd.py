@@ -69,6 +69,19 @@ class Submit:
 
 
 @dataclass(frozen=True, slots=True)
+class SubmitFactory:
+    """condor_submit of a late-materialization factory (``max_materialize``, ``max_idle``):
+    the cluster ad (the first job as the submit core built it) and the recipe the
+    schedd makes every job from (``htcpool.submit.materialize``, in its JSON form). Answered
+    ``Submitted`` with the number of jobs the factory will make."""
+
+    owner: str
+    cluster_ad: ClassAd
+    digest: Mapping[str, Any] = field(default_factory=dict)  # empty: refused by the schedd
+    cluster: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class Submitted:
     cluster: int
     count: int
@@ -153,6 +166,10 @@ class JobUpdate:
     resources: Mapping[str, Any] = field(default_factory=dict)
     disk_usage_kb: int = 0  # the scratch directory's size (DiskUsage)
     cpus_usage: float = 0.0  # cores used on average since the job began (CpusUsage)
+    #: the job's NVIDIA devices as NVML read them: utilisation averaged over the job's life
+    #: (GPUsUsage) and the most device memory in use, MiB (GPUsMemoryUsage); None: not measured
+    gpus_usage: float | None = None
+    gpus_memory_mb: float | None = None
     #: "exited": the starter ended the job and asks for it to be held (HoldReasonCode, SubCode),
     #: ``message`` being the reason (a job over its cgroup memory limit: 34)
     hold_code: int = 0

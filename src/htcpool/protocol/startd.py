@@ -345,9 +345,12 @@ class DrainReply:
 
 @dataclass(frozen=True, slots=True)
 class DaemonAction:
-    """The startd itself should exit, restart or reconfigure (drain completion, shutdown)."""
+    """The startd itself should exit, restart or reconfigure (drain completion, shutdown);
+    ``no_restart``: an exit the master must not undo by starting the startd again
+    (condor_drain -exit-on-completion)."""
 
     kind: DaemonActionKind
+    no_restart: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,9 +2,11 @@
 
 A service is an object with ``start()``, ``handle(message)``,
 ``next_deadline()``, ``on_timer(now)`` and ``stop(how)``. ``Daemon.run`` binds an
-HTTP server on loopback (``NETWORK_INTERFACE`` when it names an address), starts
-the service, writes ``run/<name>.address`` and serves until SIGTERM or SIGINT
-(graceful) or SIGQUIT (fast). Its timer loop sleeps until the service's next
+HTTP server on loopback (``NETWORK_INTERFACE`` when it names an address) and on
+the Unix socket ``run/<name>.sock`` (local users, known by their uid), both
+behind the daemon's security gate (docs/security.md), starts the service,
+writes ``run/<name>.address`` and serves until SIGTERM or SIGINT (graceful) or
+SIGQUIT (fast). Its timer loop sleeps until the service's next
 deadline, which the service takes from its core's ``next_deadline``, or until
 the service calls ``Daemon.poke()`` after a change, the way the asyncio driver
 of a sans-I/O core arms ``call_at``; it decides nothing itself. ``Outbox``
@@ -35,8 +37,11 @@ import uvicorn
 from htcpool.clock import wall_clock
 from htcpool.config import Config, read_config
 from htcpool.protocol import AdList, Command, DaemonCommand, How, Ok, QueryAds
+from htcpool.runtime.debug_levels import apply_debug_levels
 from htcpool.runtime.http import DaemonClient, RequestRefused, make_app
 from htcpool.runtime.layout import PoolLayout
+from htcpool.runtime.security.credentials import SecurityPaths, daemon_gate, ensure_pool_credentials
+from htcpool.runtime.security.peercred import bind_unix, with_peer_credentials
 
 log = logging.getLogger("htcpool.daemon")
 H = TypeVar("H")
@@ -161,7 +166,8 @@ class Daemon:
         self.layout = layout
         self.config = config
         self.clock = clock
-        self.token = layout.read_token()
+        self.token = ensure_pool_credentials(layout, SecurityPaths.of(config, layout))
+        self.gate = daemon_gate(layout, lambda: self.config, self.kind, clock)
         self.client = client if client is not None else DaemonClient(self.token)
         self.outbox = Outbox(self.client, clock)
         self.url = ""
@@ -258,6 +264,7 @@ class Daemon:
 
     async def run(self, service: Service, host: str = "127.0.0.1") -> None:
         self.service = service
+        apply_debug_levels(self.config, self.kind)  # <SUBSYS>_DEBUG, ALL_DEBUG
         # IPPROTO_TCP, not 0: asyncio turns Nagle's algorithm off (TCP_NODELAY) only on sockets that
         # say they are TCP, and accepted connections inherit the protocol. With Nagle on, a reply
         # written as headers then body waits for the client's delayed ACK: 40 ms per message.
@@ -265,13 +272,25 @@ class Daemon:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((host, 0))
         self.url = f"http://{host}:{sock.getsockname()[1]}"
-        app = make_app(service.handle, self.token, self.name)
-        server = _QuietServer(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off"))
+        app = make_app(service.handle, self.gate, self.name)
+        sockets = [sock]
+        local = bind_unix(str(self.layout.socket_file(self.name)))
+        if local is None:
+            log.warning("%s: no Unix socket (the path %s is too long); local users need a token",
+                        self.name, self.layout.socket_file(self.name))
+        else:
+            sockets.append(local)
+        from uvicorn.protocols.http.auto import AutoHTTPProtocol
+
+        # proxy_headers off: the client address is the peer's, never one a request header names
+        server = _QuietServer(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off",
+                                             proxy_headers=False,
+                                             http=with_peer_credentials(AutoHTTPProtocol)))
         loop = asyncio.get_running_loop()
         loop.add_signal_handler(signal.SIGTERM, self.request_stop, How.GRACEFUL)
         loop.add_signal_handler(signal.SIGINT, self.request_stop, How.GRACEFUL)
         loop.add_signal_handler(signal.SIGQUIT, self.request_stop, How.FAST)
-        serving = asyncio.create_task(server.serve(sockets=[sock]))
+        serving = asyncio.create_task(server.serve(sockets=sockets))
         while not server.started and not serving.done():
             await asyncio.sleep(0.01)
         await service.start()
@@ -286,6 +305,9 @@ class Daemon:
             log.exception("%s: stopping failed", self.name)
         if self.layout.read_address(self.name) == self.url:
             self.layout.clear_address(self.name)
+            if local is not None:
+                with contextlib.suppress(OSError):
+                    self.layout.socket_file(self.name).unlink()
         timers.cancel()
         server.should_exit = True
         await serving

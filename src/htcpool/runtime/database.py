@@ -7,7 +7,10 @@ statement run outside a batch is its own transaction and is on disk (the write-a
 synced) when the call returns: a write that was acknowledged survives the process being killed.
 ``batch()`` groups many calls into one transaction (``BEGIN IMMEDIATE`` … ``COMMIT``); batches
 nest, only the outermost one commits, and an exception rolls the whole batch back before it
-propagates. One connection serves one thread.
+propagates. A subclass may hold rows back inside a batch and write them with one
+``executemany`` just before the commit (``_before_commit``; ``_after_rollback`` undoes what it
+remembered of a batch that failed). One connection serves one thread. Each subclass has its own
+schema version (``_schema_version``) and brings an older file's tables up to it (``_upgrade``).
 
 Ads are kept as text in the new ClassAd syntax (``[ a = 1; b = "x" ]``, what ``repr(ad)`` shows),
 with two differences: reals are written with the shortest digits that read back to the same
@@ -91,6 +94,8 @@ class SqliteDatabase:
 
     #: CREATE statements of the subclass's tables (``IF NOT EXISTS``)
     _schema: tuple[str, ...] = ()
+    #: the version of the subclass's tables (``PRAGMA user_version``); a newer file is refused
+    _schema_version = SCHEMA_VERSION
 
     def __init__(self, path: str | PathLike[str]) -> None:
         self.path = Path(path)
@@ -116,20 +121,30 @@ class SqliteDatabase:
             raise StoreError(f"{self.path}: the file system refuses write-ahead logging ({mode})")
         conn.execute("PRAGMA synchronous=FULL")
         version = conn.execute("PRAGMA user_version").fetchone()[0]
-        if version > SCHEMA_VERSION:
+        if version > self._schema_version:
             raise StoreError(
                 f"{self.path}: written by a newer htcpool (schema {version}, "
-                f"this one reads up to {SCHEMA_VERSION})"
+                f"this one reads up to {self._schema_version})"
             )
         conn.execute("BEGIN IMMEDIATE")
         try:
             for statement in (_META_TABLE, *self._schema):
                 conn.execute(statement)
-            conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            self._upgrade(conn)
+            conn.execute(f"PRAGMA user_version={self._schema_version}")
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
             raise
+
+    def _upgrade(self, conn: sqlite3.Connection) -> None:
+        """Bring tables an older version created up to this one's (inside the opening transaction)."""
+
+    def _before_commit(self) -> None:
+        """Write what the subclass held back for the end of the outermost batch."""
+
+    def _after_rollback(self) -> None:
+        """Forget what the subclass remembered of a batch that was rolled back."""
 
     @property
     def connection(self) -> sqlite3.Connection:
@@ -146,10 +161,13 @@ class SqliteDatabase:
         self._depth += 1
         try:
             yield
+            if self._depth == 1:
+                self._before_commit()
         except BaseException:
             self._depth -= 1
             if self._depth == 0:
                 conn.execute("ROLLBACK")
+                self._after_rollback()
             raise
         self._depth -= 1
         if self._depth == 0:
@@ -188,6 +206,7 @@ class SqliteDatabase:
         if self._depth:
             self._depth = 0
             conn.execute("ROLLBACK")
+            self._after_rollback()
         conn.close()
 
     @property

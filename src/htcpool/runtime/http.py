@@ -1,22 +1,27 @@
 """Protocol messages over HTTP: one Starlette endpoint per daemon, and clients for it.
 
-Every daemon serves ``POST /v1/message``: the body is one encoded protocol
-message, the answer is one encoded message (``Ok`` when there is nothing to
-say). A request without the pool token (``Authorization: Bearer …``) gets 401;
-a body that is not JSON or not a valid message gets 400 naming the problem; a
-handler refusing the request raises ``RequestRefused`` (status and detail).
-Nothing a client sends can raise out of the endpoint: unexpected errors are
-logged and answered with 500, and the daemon keeps running.
+Every daemon serves ``POST /v1/message`` on its TCP port and on its Unix socket:
+the body is one encoded protocol message, the answer is one encoded message
+(``Ok`` when there is nothing to say). Each request first passes the daemon's
+gate (``runtime/security/gate.py``, docs/security.md): the peer is identified
+(its uid on the Unix socket, its token ``Authorization: Bearer …`` on TCP; a
+token that proves nothing gets 401 naming why), the message is checked against
+the level it needs (403 naming level, identity and address), and the owner it
+names is replaced by the authenticated user. A ``Ping`` is answered by the gate
+itself (condor_ping). A body that is not JSON or not a valid message gets 400
+naming the problem; a handler refusing the request raises ``RequestRefused``
+(status and detail). Nothing a client sends can raise out of the endpoint:
+unexpected errors are logged and answered with 500, and the daemon keeps running.
 
 ``DaemonClient`` (async, for daemons) and ``SyncClient`` (for the command-line
 tools) send a message and decode the answer; a ``Failure`` answer raises
-``RequestRefused`` on the client side too. Both leave ``HTTP_PROXY`` and the like
-alone (``trust_env=False``): daemons of one pool talk to each other directly.
+``RequestRefused`` on the client side too. An address ``unix:<path>`` reaches a
+daemon's Unix socket. Both leave ``HTTP_PROXY`` and the like alone
+(``trust_env=False``): daemons of one pool talk to each other directly.
 """
 
 from __future__ import annotations
 
-import hmac
 import json
 import logging
 from collections.abc import Awaitable, Callable
@@ -29,7 +34,9 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from htcpool import protocol
-from htcpool.protocol import Failure, Ok, ProtocolError
+from htcpool.protocol import Failure, Ok, Ping, ProtocolError
+from htcpool.runtime.security.authz import Policy
+from htcpool.runtime.security.gate import Gate, Refused, Settings, SharedSecret
 
 log = logging.getLogger("htcpool.http")
 
@@ -48,14 +55,22 @@ def _answer(message: object, status: int = 200) -> JSONResponse:
     return JSONResponse(protocol.encode(message), status_code=status)
 
 
-def make_app(handler: Handler, token: str, name: str = "daemon") -> Starlette:
-    """A Starlette application that feeds decoded messages to ``handler``."""
-    expected = f"Bearer {token}".encode()
+def shared_secret_gate(token: str) -> Gate:
+    """A gate that knows one bearer secret, standing for the daemons (in-process pools and tests)."""
+    settings = Settings(Policy.from_lookup(lambda knob: None, "", "condor"))
+    return Gate(SharedSecret(token), lambda: settings)
+
+
+def make_app(handler: Handler, gate: Gate | str, name: str = "daemon") -> Starlette:
+    """A Starlette application that feeds decoded, authorized messages to ``handler``; ``gate`` may
+    be a bare token (``shared_secret_gate``)."""
+    door = shared_secret_gate(gate) if isinstance(gate, str) else gate
 
     async def message(request: Request) -> JSONResponse:
-        given = request.headers.get("authorization", "").encode()
-        if not hmac.compare_digest(given, expected):
-            return _answer(Failure(401, "missing or wrong pool token"), 401)
+        try:
+            peer = door.identify(request.headers.get("authorization", ""), request.scope.get("client"))
+        except Refused as e:
+            return _answer(Failure(e.status, e.detail), e.status)
         body = await request.body()
         try:
             msg = protocol.decode(json.loads(body))
@@ -63,6 +78,13 @@ def make_app(handler: Handler, token: str, name: str = "daemon") -> Starlette:
             return _answer(Failure(400, f"the body is not JSON: {e}"), 400)
         except ProtocolError as e:
             return _answer(Failure(400, str(e)), 400)
+        if isinstance(msg, Ping):
+            return _answer(door.ping(peer, msg.levels))
+        try:
+            door.authorize(peer, msg, name)
+        except Refused as e:
+            return _answer(Failure(e.status, e.detail), e.status)
+        msg = door.stamp(msg, peer)
         try:
             reply = await handler(msg)
         except RequestRefused as e:
@@ -107,19 +129,44 @@ class DaemonClient:
         await self._client.aclose()
 
 
-class SyncClient:
-    """Sends messages to daemons from a command-line tool."""
+def _headers(token: str | None) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"} if token else {}
 
-    def __init__(self, token: str, timeout: float = 30.0) -> None:
-        self._client = httpx.Client(
-            headers={"Authorization": f"Bearer {token}"}, timeout=timeout, trust_env=False)
+
+class SyncClient:
+    """Sends messages to daemons from a command-line tool: ``http://host:port`` with the token (when
+    there is one), or ``unix:<path>``, a daemon's Unix socket, where the uid identifies the user."""
+
+    def __init__(self, token: str | None | Callable[[], str | None], timeout: float = 30.0) -> None:
+        self.timeout = timeout
+        self._token = token  # a callable is asked on the first TCP request (finding one reads files)
+        self._remote: httpx.Client | None = None
+        self._local: dict[str, httpx.Client] = {}
+
+    @property
+    def _client(self) -> httpx.Client:
+        if self._remote is None:
+            token = self._token() if callable(self._token) else self._token
+            self._remote = httpx.Client(headers=_headers(token), timeout=self.timeout, trust_env=False)
+        return self._remote
 
     def send(self, url: str, message: object) -> Any:
-        response = self._client.post(url + PATH, json=protocol.encode(message))
+        if url.startswith("unix:"):
+            path = url.removeprefix("unix:")
+            client = self._local.get(path)
+            if client is None:
+                client = self._local[path] = httpx.Client(
+                    transport=httpx.HTTPTransport(uds=path), timeout=self.timeout, trust_env=False)
+            response = client.post("http://localhost" + PATH, json=protocol.encode(message))
+        else:
+            response = self._client.post(url + PATH, json=protocol.encode(message))
         return _decode_reply(response)
 
     def close(self) -> None:
-        self._client.close()
+        if self._remote is not None:
+            self._remote.close()
+        for client in self._local.values():
+            client.close()
 
 
-__all__ = ["PATH", "DaemonClient", "Ok", "RequestRefused", "SyncClient", "make_app"]
+__all__ = ["PATH", "DaemonClient", "Ok", "RequestRefused", "SyncClient", "make_app", "shared_secret_gate"]

@@ -85,6 +85,7 @@ class LaunchSpec:
     cgroup: CgroupSpec | None = None
     update_interval: float = DEFAULT_USAGE_INTERVAL
     initial_update_interval: float = DEFAULT_USAGE_INTERVAL
+    nice: int = 0  #: JOB_RENICE_INCREMENT: the job runs this much nicer than the starter
 
     @property
     def job_ad_path(self) -> str:
@@ -145,6 +146,7 @@ class LaunchSpec:
                 cgroup=CgroupSpec.from_json(data.get("cgroup")),
                 update_interval=float(data.get("update_interval", DEFAULT_USAGE_INTERVAL)),
                 initial_update_interval=float(data.get("initial_update_interval", DEFAULT_USAGE_INTERVAL)),
+                nice=int(data.get("nice", 0)),
             )
         except (KeyError, TypeError, ValueError) as e:
             raise LaunchError(f"malformed launch description: {e!r}") from None

@@ -1,10 +1,14 @@
-"""Where a pool keeps its files, and the pool token.
+"""Where a pool keeps its files, and the daemons' token.
 
 A pool lives in one local directory (``LOCAL_DIR``)::
 
     condor_config        the pool's configuration (written by ``htcpool up`` when absent)
-    pool.token           the shared secret every request carries (mode 0600)
+    pool.token           the daemons' own token, condor@<TRUST_DOMAIN> (mode 0600; docs/security.md)
+    passwords.d/POOL     the pool's token signing key (SEC_PASSWORD_DIRECTORY, mode 0700/0600)
+    tokens.d/            tokens the pool's user keeps for clients (SEC_TOKEN_SYSTEM_DIRECTORY)
     run/<daemon>.address the URL each daemon listens on; run/master.pid
+    run/<daemon>.sock    each daemon's Unix socket: local users are known by their uid there
+    run/trust_domain     the pool's TRUST_DOMAIN, which clients pick their tokens by
     log/<Daemon>Log      each daemon's log
     spool/               the schedd's queue and history (SQLite), the accountant's records
     execute/             the starters' scratch directories
@@ -16,7 +20,6 @@ The default local directory is ``$HTCPOOL_LOCAL_DIR`` or ``~/.htcpool``.
 from __future__ import annotations
 
 import os
-import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -70,24 +73,57 @@ class PoolLayout:
     def log_file(self, daemon: str) -> Path:
         return self.log / f"{daemon.capitalize()}Log"
 
+    def socket_file(self, daemon: str) -> Path:
+        return self.run / f"{daemon.lower()}.sock"
+
     def make(self) -> None:
+        """The directories, open where every local user must reach them (the configuration, the
+        daemons' addresses and sockets) and closed where they hold the pool's state."""
         for d in (self.root, self.run, self.log, self.spool, self.execute):
             d.mkdir(parents=True, exist_ok=True)
-        os.chmod(self.root, 0o700)
+        os.chmod(self.root, 0o755)
+        os.chmod(self.run, 0o755)
+        for private in (self.spool, self.log, self.execute):
+            os.chmod(private, 0o700)
 
     def ensure_token(self) -> str:
-        """The pool token, created (readable by the pool's user only) on first use."""
-        if not self.token_file.exists():
-            fd = os.open(self.token_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            with os.fdopen(fd, "w") as f:
-                f.write(secrets.token_hex(32) + "\n")
-        return self.read_token()
+        """The daemons' token, made with the pool's signing key on first use (docs/security.md)."""
+        from htcpool.config import read_config
+        from htcpool.runtime.security.credentials import SecurityPaths, ensure_pool_credentials
+
+        if self.config.exists():
+            env = dict(os.environ, CONDOR_CONFIG=str(self.config))
+            config = read_config(str(self.config), environ=env, subsystem="TOOL")
+        else:
+            config = read_config(None, environ={"CONDOR_CONFIG": "ONLY_ENV", "_CONDOR_LOCAL_DIR": str(self.root)},
+                                 subsystem="TOOL")
+        self.run.mkdir(parents=True, exist_ok=True)
+        return ensure_pool_credentials(self, SecurityPaths.of(config, self))
 
     def read_token(self) -> str:
         mode = self.token_file.stat().st_mode & 0o077
         if mode:
             raise PermissionError(f"{self.token_file} must be readable by its owner only (mode 0600)")
         return self.token_file.read_text().strip()
+
+    def local_route(self, url: str) -> str:
+        """``unix:<socket>`` of the daemon of this pool listening at ``url`` when it has a socket
+        here (a local user is then known by their uid); ``url`` itself otherwise."""
+        if url.startswith("unix:"):
+            return url
+        try:
+            files = list(self.run.glob("*.address"))
+        except OSError:
+            return url
+        for path in files:
+            try:
+                if path.read_text().strip() == url:
+                    sock = path.with_suffix(".sock")
+                    if sock.exists():
+                        return f"unix:{sock}"
+            except OSError:
+                continue
+        return url
 
     def read_address(self, daemon: str) -> str | None:
         try:

@@ -1,12 +1,15 @@
 """Starting, finding and stopping a personal pool, and talking to its daemons from tools.
 
 ``start_pool(layout)`` makes the local directory, writes the personal
-configuration when there is none, creates the pool token and starts the master
+configuration when there is none, creates the pool's signing key and the
+daemons' token (docs/security.md) and starts the master
 in the background (its own session, so it outlives the command); it returns
 once the daemons have written their addresses and the startd's slots are in
 the collector. ``stop_pool`` asks the master to shut down and waits for it.
-``PoolClient`` is what the command-line tools use: it reads the token and the
-daemons' addresses from the local directory.
+``PoolClient`` is what the command-line tools use: it finds the daemons in the
+local directory and reaches each on its Unix socket when it has one there (the
+user is then known by their uid, no token needed), else on its TCP address with
+the first token of the user's that the pool issued (``client_token``).
 """
 
 from __future__ import annotations
@@ -144,14 +147,12 @@ class PoolClient:
     """Synchronous access to a pool's daemons for the command-line tools."""
 
     def __init__(self, layout: PoolLayout, timeout: float = 30.0) -> None:
+        from htcpool.runtime.security.credentials import client_token
+
         self.layout = layout
-        try:
-            token = layout.read_token()
-        except FileNotFoundError:
-            raise PoolNotRunning(f"no pool in {layout.root} (run `htcpool up`)") from None
-        except OSError as e:  # PermissionError for a token others may read
-            raise PoolNotRunning(str(e)) from None
-        self.client = SyncClient(token, timeout)
+        if not layout.token_file.exists():
+            raise PoolNotRunning(f"no pool in {layout.root} (run `htcpool up`)")
+        self.client = SyncClient(lambda: client_token(layout), timeout)
 
     def url(self, daemon: str) -> str:
         url = self.layout.read_address(daemon)
@@ -160,11 +161,22 @@ class PoolClient:
                                  "(run `htcpool up`)")
         return url
 
+    def route(self, daemon: str) -> str:
+        """Where to send to ``daemon``: its Unix socket when it has one, else its URL."""
+        sock = self.layout.socket_file(daemon)
+        if sock.exists():
+            return f"unix:{sock}"
+        return self.url(daemon)
+
     def send(self, daemon: str, message: Any) -> Any:
         try:
-            return self.client.send(self.url(daemon), message)
+            return self.client.send(self.route(daemon), message)
         except httpx.ConnectError:
             raise PoolNotRunning(f"cannot reach the {daemon} at {self.url(daemon)}") from None
+
+    def send_to(self, url: str, message: Any) -> Any:
+        """``message`` to the daemon at ``url`` (one of several startds), on its socket when local."""
+        return self.client.send(self.layout.local_route(url), message)
 
     def query(self, my_type: str, constraint: str = "", projection: tuple[str, ...] = ()) -> list[Any]:
         reply = self.send("collector", QueryAds(my_type, constraint, projection))

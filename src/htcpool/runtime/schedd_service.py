@@ -42,6 +42,7 @@ import httpx
 from htcpool.classad import ClassAd
 from htcpool.clock import local_zone
 from htcpool.config import Config
+from htcpool.gcpause import paused_gc
 from htcpool.protocol import (
     AdList,
     Command,
@@ -52,6 +53,7 @@ from htcpool.protocol import (
     Reschedule,
     Submit,
 )
+from htcpool.protocol.schedd import SubmitFactory
 from htcpool.runtime.daemon import Daemon, daemon_config
 from htcpool.runtime.http import RequestRefused
 from htcpool.runtime.joblog import UserLogWriter
@@ -100,6 +102,12 @@ class RecordingStore:
     def save_next_cluster(self, n: int) -> None:
         self.store.save_next_cluster(n)
 
+    def save_factory(self, cluster_id: int, state: dict[str, Any]) -> None:
+        self.store.save_factory(cluster_id, state)
+
+    def delete_factory(self, cluster_id: int) -> None:
+        self.store.delete_factory(cluster_id)
+
 
 class ScheddService:
     def __init__(self, daemon: Daemon) -> None:
@@ -114,7 +122,8 @@ class ScheddService:
         jobs, next_cluster = self.store.load()
         self.core = Schedd(settings_for_schedd(config, self.name, "", self.zone), daemon.clock(),
                            store=RecordingStore(self.store, self.logs), jobs=jobs,
-                           next_cluster=next_cluster, host=host, schedd_is_root=os.geteuid() == 0)
+                           next_cluster=next_cluster, host=host, schedd_is_root=os.geteuid() == 0,
+                           factories=self.store.load_factories())
         self.local = LocalUniverse(_local_execute(daemon), daemon.layout.log / "LocalStarterLog",
                                    self._local_report, daemon.clock)
         self._local_reports: asyncio.Queue[LocalJobReport] = asyncio.Queue()
@@ -123,6 +132,7 @@ class ScheddService:
         self._requests: dict[type, Callable[[Any, float], Awaitable[Any]]] = {
             **{message_type: self._to_core for message_type in REQUEST_TYPES},
             Submit: self._submit,
+            SubmitFactory: self._submit,
             HistoryQuery: self._history,
             DaemonCommand: self._command,
         }
@@ -176,8 +186,8 @@ class ScheddService:
         await self._carry(outcome.actions)
         return outcome.reply
 
-    async def _submit(self, message: Submit, now: float) -> Any:
-        with self.store.batch():  # the whole cluster is one durable transaction
+    async def _submit(self, message: Submit | SubmitFactory, now: float) -> Any:
+        with self.store.batch(), paused_gc():  # the whole cluster is one durable transaction
             outcome = self.core.handle(message, now)
         await self._carry(outcome.actions)
         return outcome.reply
@@ -263,7 +273,8 @@ class ScheddService:
 
     def _flush_logs(self) -> None:
         for event, ad in self.core.take_log_events():
-            self.logs.write(event, ad)
+            if ad is None or "UserLog" in ad:  # a queued job without a log has nothing to write
+                self.logs.write(event, ad)
         for warning in self.core.take_warnings():
             log.warning("%s", warning)
 

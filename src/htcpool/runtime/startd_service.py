@@ -25,7 +25,8 @@ Actions out go through ``ACTIONS`` (action type -> handler):
   one claim go in order (a job's exit before the claim's release), one outbox queue
   per claim, so a busy claim never waits behind another's messages;
 * ``DaemonAction`` (a drain's completion, the end of a shutdown): ``exit`` stops
-  the daemon; ``restart`` asks the master to restart the startd; ``reconfig`` asks
+  the daemon (condor_drain -exit-on-completion asks the master to turn the startd off, so it
+  is not started again); ``restart`` asks the master to restart the startd; ``reconfig`` asks
   the master to reconfigure it, which restarts an idle startd (``DaemonCommand
   reconfig`` is refused while no claim or match holds a slot, so the master starts
   a new startd that reads the new configuration);
@@ -76,13 +77,17 @@ from htcpool.runtime.backfill import BackfillClients
 from htcpool.runtime.confinement import enforcement_from_config
 from htcpool.runtime.daemon import Daemon
 from htcpool.runtime.device_env import DeviceEnvironment
+from htcpool.runtime.forkserver import ForkServer
 from htcpool.runtime.http import RequestRefused
-from htcpool.runtime.local_names import execute_dir, startd_name, starter_log
+from htcpool.runtime.job_setup import slot_execute_dirs, slot_number, startd_execute
+from htcpool.runtime.local_names import startd_name, starter_log
 from htcpool.runtime.machine_attrs import machine_attributes
 from htcpool.runtime.resource_inventory import run_inventories
 from htcpool.runtime.sensors import HostSensors, ScriptedSensors, benchmark
 from htcpool.runtime.startd_ads import FreedSlots, leftovers, provisioned, slot_update
-from htcpool.runtime.starters import Starters
+from htcpool.runtime.startd_log import log_action, log_command, log_transitions
+from htcpool.runtime.starter_client import child_environment
+from htcpool.runtime.starters import Starters, forked_starters, spawn_starter
 from htcpool.startd import (
     CLAIMED_OR_MATCHED,
     ConfigSource,
@@ -107,20 +112,29 @@ class StartdService:
         self.daemon = daemon
         config = daemon.config
         now = daemon.clock()
-        execute = execute_dir(daemon.layout, config, daemon.local_name)
+        execute = startd_execute(daemon.layout, config, daemon.local_name)
         execute.mkdir(parents=True, exist_ok=True)
         settings = replace(settings_from_config(cast(ConfigSource, config)), machine_attrs=machine_attributes(config),
                            hostname=startd_name(config, daemon.local_name))
         self.settings, inventory = with_inventory(settings, run_inventories(settings, os.environ))
+        for knob in settings.obsolete_knobs:
+            new = knob.replace("STARTD_EXPRS", "STARTD_ATTRS")
+            log.warning("%s is obsolete; it is read as %s (rename it in the configuration)", knob, new)
         disk_kib = int(shutil.disk_usage(execute).free // 1024)
         self.core = Startd(self.settings, now, inventory=inventory, disk=disk_kib, local_zone=local_zone())
         self.device_env = DeviceEnvironment.from_config(config, self.core.inventory.names())
         self.sensors = ScriptedSensors(daemon.layout.sensors, HostSensors(str(execute)))
         self.polling = float(config.get_int("POLLING_INTERVAL") or 5)
         self.next_sensing = now
+        # starters are forked from a server that has imported them (STARTER_FORK_SERVER, htcpool's own knob)
+        self.forkserver = ForkServer(child_environment()) if config.get_bool("STARTER_FORK_SERVER", default=True) else None
         self.starters = Starters(execute, starter_log(daemon.layout, daemon.local_name), self._report,
                                  self._starter_exited, clock=daemon.clock, wrapper=config.get_str("USER_JOB_WRAPPER"),
-                                 enforcement=enforcement_from_config(config), tell_core=self._to_core)
+                                 spawn=forked_starters(self.forkserver) if self.forkserver else spawn_starter,
+                                 enforcement=enforcement_from_config(config), tell_core=self._to_core,
+                                 renice=config.get_str("JOB_RENICE_INCREMENT"))
+        self.starters.slot_execute = slot_execute_dirs(config.get_str, [n for s in self.core.slots
+                                                                              if (n := slot_number(s.name))])
         self.claim_schedd: dict[str, str] = {}
         self.freed = FreedSlots()
         self.backfill = BackfillClients(self._backfill_started, self._backfill_exited)
@@ -142,11 +156,14 @@ class StartdService:
         self.backfill.kill_all()
         for name in self.core.ads():
             self.daemon.to_collector(InvalidateAd("Machine", name))
+        if self.forkserver is not None:
+            await self.forkserver.close()
         await asyncio.sleep(0.2)  # let the invalidations and last notices go out
 
     # ------------------------------------------------------------------ messages in
     async def handle(self, message: Any) -> Any:
         handler = MESSAGES.get(type(message))
+        log_command(message)
         if handler is None:
             raise RequestRefused(400, f"the startd does not take {type(message).__name__}")
         try:
@@ -280,7 +297,9 @@ class StartdService:
 
     # ------------------------------------------------------------------ actions out
     async def _apply(self, actions: list[Any]) -> None:
+        log_transitions(self.core)
         for action in actions:
+            log_action(self.core, action)
             handler = ACTIONS.get(type(action))
             if handler is None:
                 log.warning("the startd core asked for %s, which this driver does not carry out", action)
@@ -326,7 +345,7 @@ class StartdService:
             self._to_claim_schedd(a.claim_id, JobUpdate(a.claim_id, "", JobEvent.PROVISIONED,
                                                         resources=provisioned(
                                                             self.core.find_claim(a.claim_id),
-                                                            self.starters.scratch_dir(a.claim_id))))
+                                                            self.starters.scratch_dir(a.claim_id, _slot_of(self.core, a.claim_id)))))
         self._to_claim_schedd(a.claim_id, a)
 
     async def _claim_message(self, a: m.DeactivateReply | m.HoldJob) -> None:
@@ -366,6 +385,9 @@ class StartdService:
         kind = m.DaemonActionKind(a.kind)
         if kind in BY_MASTER:  # restart, reconfig: see the module docstring
             self._ask_master(BY_MASTER[kind])
+        elif a.no_restart and self.daemon.address_of("master") is not None:
+            log.info("draining completed: the startd exits and the master is told not to restart it")
+            self._ask_master(Command.OFF)  # the master marks it unwanted, then stops it
         else:
             self.daemon.request_stop(How.GRACEFUL)
 
@@ -382,6 +404,11 @@ class StartdService:
 
     async def _policy_problem(self, a: m.PolicyProblem) -> None:
         log.warning("policy problem in %s, %s: %s", a.slot, a.knob, a.problem)
+
+
+def _slot_of(core: Startd, claim_id: str) -> str:
+    slot = core.find_claim(claim_id)
+    return slot.name if slot is not None else ""
 
 
 Handler = Callable[[StartdService, Any], Awaitable[Any]]

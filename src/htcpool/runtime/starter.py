@@ -25,12 +25,12 @@ that could not enter it, leaves the job running unconfined, as ``started`` says.
 
 How it works. The starter makes the scratch directory, writes the job ad into
 it, copies the input files, and starts the job with ``start_new_session`` so
-the job leads its own process group. On Linux the starter also becomes a child
+the job leads its own process group, niced by ``spec.nice`` (JOB_RENICE_INCREMENT). On Linux the starter also becomes a child
 subreaper, so processes the job orphans stay its descendants: they are counted
 in the usage and reaped here, and every signal to the group also goes to those
-that left it (``setsid``), so none escapes suspension or the final kill. One thread reads commands; the main thread polls
-for the leader's exit with ``waitid(WNOHANG | WNOWAIT)`` and samples usage
-with psutil. The leader is left a zombie for a moment, which keeps its
+that left it (``setsid``), so none escapes suspension or the final kill. One thread reads commands; the main thread waits
+for the leader's exit on a pidfd (at once when it exits; naps of 50 ms where the kernel has no
+pidfds), checks it with ``waitid(WNOHANG | WNOWAIT)`` and samples usage between. The leader is left a zombie for a moment, which keeps its
 process-group id from being reused while the remaining members are SIGKILLed;
 then it is reaped, outputs go back to ``Iwd``, the scratch directory is removed
 and ``exited`` is written. End of file on stdin means the startd is gone: the
@@ -48,6 +48,7 @@ import ctypes
 import errno
 import json
 import os
+import select
 import shutil
 import signal
 import subprocess
@@ -64,7 +65,7 @@ from htcpool.runtime import container
 from htcpool.runtime.confined import JobConfinement, Joiner
 from htcpool.runtime.launch import JOB_AD_FILE, LaunchError, LaunchSpec, signal_number
 from htcpool.runtime.starter_wire import StarterCommand, StarterEvent
-from htcpool.runtime.usage import JobUsageSampler, UpdateSchedule
+from htcpool.runtime.usage import JobUsageSampler, UpdateSchedule, assigned_devices
 
 _PR_SET_CHILD_SUBREAPER = 36
 _CLEANUP_DEADLINE = 5.0
@@ -220,7 +221,8 @@ class Starter:
         self.killed = False
         self.orphaned = False  # stdin closed: the startd is gone
         self.confinement = JobConfinement(spec.cgroup)
-        self.sampler = JobUsageSampler(spec.scratch_dir, self.confinement.cgroup)
+        self.sampler = JobUsageSampler(spec.scratch_dir, self.confinement.cgroup,
+                                       assigned_devices(dict(spec.environment)))
         self.joining: Joiner | None = None
 
     def _spawn(self, streams: list[IO[bytes]]) -> subprocess.Popen[bytes]:
@@ -234,12 +236,26 @@ class Starter:
                     argv, executable=argv[0],
                     cwd=cwd, env=env, stdin=streams[0],
                     stdout=streams[1], stderr=streams[2], start_new_session=True, close_fds=True,
-                    preexec_fn=self.joining)
+                    preexec_fn=self._in_child())
             except OSError as e:
                 if e.errno != errno.ETXTBSY or attempt == 7:
                     raise
                 time.sleep(0.05 * (attempt + 1))
         raise AssertionError("unreachable")
+
+    def _in_child(self) -> Callable[[], None] | None:
+        """What the job's process does before it execs: enter its cgroup, lower its priority
+        by ``spec.nice`` (JOB_RENICE_INCREMENT)."""
+        joining, nice = self.joining, self.spec.nice
+        if nice <= 0:
+            return joining
+
+        def prepare() -> None:
+            if joining is not None:
+                joining()
+            os.nice(nice)
+
+        return prepare
 
     def start(self) -> dict[str, tuple[int, int]]:
         before = prepare_scratch(self.spec)
@@ -333,6 +349,7 @@ class Starter:
         pid = self.proc.pid
         updates = UpdateSchedule(self.spec)
         next_sample = time.monotonic() + updates.step
+        exited = _exit_watch(pid)
         while not self._leader_exited(pid):
             if time.monotonic() >= next_sample:
                 update = updates.due(time.monotonic())
@@ -340,7 +357,8 @@ class Starter:
                 self._watch_oom()
                 self.emit(StarterEvent.USAGE, update=update, **reading)
                 next_sample = time.monotonic() + updates.step
-            time.sleep(min(0.05, max(0.0, next_sample - time.monotonic())))
+            exited(max(0.0, next_sample - time.monotonic()))
+        exited(None)
         self.sampler.sample(with_disk=True)  # the last look at the job, for the totals
         self._watch_oom()
         with self.lock:
@@ -406,7 +424,26 @@ class Starter:
                   wall=round(time.monotonic() - started, 3), rss_kb=self.sampler.rss_peak_kb,
                   image_size_kb=self.sampler.image_size_kb, disk_usage_kb=self.sampler.disk_usage_kb,
                   cpus_usage=self.sampler.cpus_usage(), killed=self.killed, transfer_errors=problems,
+                  **self.sampler.gpus.report(),
                   oom=self.confinement.report(self.sampler.rss_peak_kb))
+
+
+def _exit_watch(pid: int) -> Callable[[float | None], None]:
+    """A wait that ends when the leader exits or after the seconds given (None: release the watch).
+    Through a pidfd where the kernel has them, so the job's end is seen at once; else naps of at
+    most 50 ms. Orphans adopted meanwhile are reaped at the next look (``_leader_exited``)."""
+    try:
+        pidfd = os.pidfd_open(pid)
+    except (OSError, AttributeError):
+        return lambda seconds: time.sleep(min(0.05, seconds)) if seconds is not None else None
+
+    def wait(seconds: float | None) -> None:
+        if seconds is None:
+            os.close(pidfd)
+        else:
+            select.select([pidfd], [], [], min(seconds, 1.0))
+
+    return wait
 
 
 #: a command from the startd -> what the starter does (with the starter's lock held)

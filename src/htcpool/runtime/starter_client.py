@@ -1,6 +1,7 @@
 """The startd's side of a starter: spawn it, send it commands, hear its events (asyncio).
 
-``StarterHandle.spawn`` starts ``python -m htcpool.runtime.starter`` with
+``StarterHandle.spawn`` starts ``python -m htcpool.runtime.starter``, or has the startd's
+fork server fork one (``forkserver``: the same starter without the interpreter's start), with
 pipes for stdin and stdout (stderr goes to a log file when one is named), sends
 the launch description as the first line, and keeps one task reading events.
 Each event is a dict passed to ``on_event`` in the order the starter wrote them;
@@ -34,6 +35,7 @@ from typing import Any
 
 import psutil
 
+from htcpool.runtime.forkserver import ForkedStarter, ForkServer
 from htcpool.runtime.launch import LaunchSpec, canonical_signal
 from htcpool.runtime.starter_wire import StarterCommand, StarterEvent
 
@@ -41,7 +43,7 @@ EventCallback = Callable[[dict[str, Any]], None]
 log = logging.getLogger("htcpool.starter_client")
 
 
-def _child_environment() -> dict[str, str]:
+def child_environment() -> dict[str, str]:
     """The startd's environment, with htcpool's own source directory on PYTHONPATH."""
     env = dict(os.environ)
     source = str(Path(__file__).resolve().parents[2])
@@ -54,7 +56,7 @@ def _child_environment() -> dict[str, str]:
 class StarterHandle:
     """One running starter process."""
 
-    def __init__(self, process: asyncio.subprocess.Process, spec: LaunchSpec,
+    def __init__(self, process: asyncio.subprocess.Process | ForkedStarter, spec: LaunchSpec,
                  on_event: EventCallback) -> None:
         self.process = process
         self.spec = spec
@@ -67,16 +69,21 @@ class StarterHandle:
 
     @classmethod
     async def spawn(cls, spec: LaunchSpec, on_event: EventCallback, python: str = sys.executable,
-                    stderr_path: str | None = None, user: str | None = None) -> StarterHandle:
-        """Start a starter for ``spec`` (as ``user`` when given: the caller is root); OSError when
-        the starter itself cannot be started."""
+                    stderr_path: str | None = None, user: str | None = None,
+                    forkserver: ForkServer | None = None) -> StarterHandle:
+        """Start a starter for ``spec`` (as ``user`` when given: the caller is root; forked by
+        ``forkserver`` when given and no user is); OSError when the starter cannot be started."""
+        if forkserver is not None and user is None:
+            handle = cls(await forkserver.spawn(stderr_path), spec, on_event)
+            await handle._send({"spec": spec.to_json()})
+            return handle
         log_file = open(stderr_path, "ab") if stderr_path else None
         try:
             process = await asyncio.create_subprocess_exec(
                 python, "-m", "htcpool.runtime.starter", stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=log_file if log_file is not None else asyncio.subprocess.DEVNULL,
-                env=_child_environment(), user=user,
+                env=child_environment(), user=user,
                 group=None if user is None else pwd.getpwnam(user).pw_gid,
                 extra_groups=None if user is None else [])
         finally:

@@ -4,8 +4,8 @@ The startd core decides when a job starts (``StartJob``, at once or at its defer
 time) and how its starter is signalled (``SuspendJob``, ``ContinueJob``, ``SoftKill``,
 ``HardKill``, ``KillStarterFamily``); ``Starters`` carries that out and nothing more:
 
-* each activation gets a fresh scratch directory under ``execute/``
-  (``dir_<time>_<n>``), named when the activation is accepted - the schedd learns it
+* each activation gets a fresh scratch directory (``dir_<time>_<n>``) under its slot's
+  ``SLOT<N>_EXECUTE`` when that is set, else under the startd's ``EXECUTE``, named when the activation is accepted - the schedd learns it
   as ``CondorScratchDir`` before the job starts - or when the job starts, whichever
   comes first, and forgotten when the activation ends;
 * ``start`` turns the job ad into a launch (``launch.launch_spec``, through the
@@ -24,11 +24,16 @@ time) and how its starter is signalled (``SuspendJob``, ``ContinueJob``, ``SoftK
   starter reads the job every ``CGROUP_POLLING_INTERVAL`` (the slot's job load comes from
   each reading); the readings marked as updates (every ``STARTER_UPDATE_INTERVAL``) go to
   the schedd and, as ``JobUsage``, to the startd core's copy of the job ad, where the
-  policy reads them. A job the kernel killed for its memory limit is reported exited with a
+  policy reads them (with ``GPUsUsage`` and ``GPUsMemoryUsage`` for a job given NVIDIA devices,
+  when NVML can read them: ``usage.GpuUsage``). A job the kernel killed for its memory limit is reported exited with a
   hold (code 34, HTCondor's message), never as an ordinary exit that would run it again.
 
+``JOB_RENICE_INCREMENT`` is evaluated against each job's ad and the job runs that much nicer
+(0 to 19); one that is no number is a warning, and the job runs without it.
+
 The starter itself is ``starter_client.StarterHandle``; ``spawn`` may be replaced (an
-in-process test gives a fake one).
+in-process test gives a fake one; the startd gives ``forked_starters``, whose starters its
+fork server forks, ``runtime.forkserver``).
 """
 
 from __future__ import annotations
@@ -47,6 +52,8 @@ from htcpool.protocol import JobEvent, JobUpdate
 from htcpool.protocol import startd as m
 from htcpool.runtime.cgroups import CgroupSpec, JobCgroup
 from htcpool.runtime.confinement import Enforcement, cgroup_spec
+from htcpool.runtime.forkserver import ForkServer
+from htcpool.runtime.job_setup import parse_renice, renice_increment, slot_number
 from htcpool.runtime.launch import DEFAULT_USAGE_INTERVAL, LaunchError, LaunchSpec, launch_spec
 from htcpool.runtime.starter_client import EventCallback, StarterHandle
 from htcpool.runtime.starter_wire import StarterEvent
@@ -86,6 +93,15 @@ async def spawn_starter(spec: LaunchSpec, on_event: EventCallback, stderr_path: 
     return await StarterHandle.spawn(spec, on_event, stderr_path=stderr_path)
 
 
+def forked_starters(server: ForkServer) -> Spawn:
+    """Starters forked by ``server`` (``forkserver``) instead of started as new interpreters."""
+
+    async def spawn(spec: LaunchSpec, on_event: EventCallback, stderr_path: str) -> Starter:
+        return await StarterHandle.spawn(spec, on_event, stderr_path=stderr_path, forkserver=server)
+
+    return spawn
+
+
 @dataclass
 class RunningStarter:
     """The starter of one claim's job."""
@@ -109,8 +125,10 @@ class Starters:
     def __init__(self, execute: Path, starter_log: Path, report: Report, exited: Exited,
                  clock: Callable[[], float] = time.time, spawn: Spawn = spawn_starter,
                  wrapper: str | None = None, enforcement: Enforcement | None = None,
-                 tell_core: TellCore | None = None) -> None:
+                 tell_core: TellCore | None = None, renice: str | None = None) -> None:
         self.execute = execute
+        self.slot_execute: dict[int, Path] = {}  # SLOT<N>_EXECUTE, by N (``slot_execute_dirs``)
+        self.renice = parse_renice(renice)  # JOB_RENICE_INCREMENT
         self.wrapper = wrapper or ""  # USER_JOB_WRAPPER
         self.starter_log = starter_log
         self.report = report
@@ -129,12 +147,19 @@ class Starters:
             (log.info if enforcement.version is not None else log.warning)("%s", enforcement.describe())
 
     # ------------------------------------------------------------------ activations
-    def scratch_dir(self, claim_id: str) -> str:
-        """The scratch directory of the claim's current activation (named on first use)."""
+    def scratch_dir(self, claim_id: str, slot: str = "") -> str:
+        """The scratch directory of the claim's current activation (named on first use), under
+        the slot's own execute directory (``SLOT<N>_EXECUTE``) or else ``EXECUTE``."""
         path = self._scratch.get(claim_id)
         if path is None:
-            path = self._scratch[claim_id] = str(self.execute / f"dir_{int(self.clock())}_{next(self._dirs)}")
+            root = self.execute_of(slot)
+            path = self._scratch[claim_id] = str(root / f"dir_{int(self.clock())}_{next(self._dirs)}")
         return path
+
+    def execute_of(self, slot: str) -> Path:
+        """Where the jobs of ``slot`` (``slotN`` or its dynamic ``slotN_M``) get their scratch directories."""
+        n = slot_number(slot)
+        return self.slot_execute.get(n, self.execute) if n is not None else self.execute
 
     def activation_ended(self, claim_id: str) -> None:
         """The activation is over without a starter of its own (its job never started)."""
@@ -158,7 +183,7 @@ class Starters:
               extra_env: Mapping[str, str] | None = None) -> None:
         """Start the job's starter; ``machine_ad`` (the slot's ad) is given to the job as HTCondor's
         ``_CONDOR_MACHINE_AD`` file, ``extra_env`` (its devices' variables) in its environment."""
-        starter = RunningStarter(action.slot, action.claim_id, schedd, self.scratch_dir(action.claim_id))
+        starter = RunningStarter(action.slot, action.claim_id, schedd, self.scratch_dir(action.claim_id, action.slot))
         self.running[action.claim_id] = starter
         try:
             spec = self._confine(launch_spec(action.job, starter.scratch, action.slot, extra_env or {}, machine_ad,
@@ -175,7 +200,7 @@ class Starters:
         cgroup, problems = cgroup_spec(enf, action.job, machine_ad, spec.scratch_dir, action.slot, self.clock())
         if problems:
             log.warning("job on %s: %s", action.slot, "; ".join(problems))
-        return replace(spec, cgroup=cgroup, usage_interval=enf.polling_interval,
+        return replace(spec, cgroup=cgroup, usage_interval=enf.polling_interval, nice=renice_increment(self.renice, action),
                        update_interval=enf.update_interval, initial_update_interval=enf.initial_update_interval)
 
     async def command(self, action: Command) -> None:
@@ -257,7 +282,8 @@ class Starters:
         rss = _whole(event, "rss_peak_kb") or _whole(event, "rss_kb")
         update = JobUpdate(starter.claim_id, starter.slot, JobEvent.USAGE, user_cpu=_real(event, "user_cpu"),
                            sys_cpu=_real(event, "sys_cpu"), rss_kb=rss, image_size_kb=_whole(event, "image_size_kb"),
-                           disk_usage_kb=_whole(event, "disk_usage_kb"), cpus_usage=_real(event, "cpus_usage"))
+                           disk_usage_kb=_whole(event, "disk_usage_kb"), cpus_usage=_real(event, "cpus_usage"),
+                           **_gpu_fields(event))
         self.report(update, starter.schedd)
         if self.tell_core is not None:
             await self.tell_core(m.JobUsage(starter.slot, starter.claim_id, job_attributes(update, starter)))
@@ -292,7 +318,7 @@ class Starters:
                 user_cpu=_real(event, "user_cpu"), sys_cpu=_real(event, "sys_cpu"),
                 rss_kb=_whole(event, "rss_kb"), image_size_kb=_whole(event, "image_size_kb"),
                 disk_usage_kb=_whole(event, "disk_usage_kb"), cpus_usage=_real(event, "cpus_usage"),
-                **hold), starter.schedd)
+                **_gpu_fields(event), **hold), starter.schedd)
         await self._ended(starter)
 
 
@@ -344,6 +370,10 @@ def job_attributes(u: JobUpdate, starter: RunningStarter) -> dict[str, Any]:
         attrs["MemoryUsage"] = ExprTree("((ResidentSetSize + 1023) / 1024)")
     if u.image_size_kb:
         attrs["ImageSize"] = int(u.image_size_kb)
+    if u.gpus_usage is not None:
+        attrs["GPUsUsage"] = float(u.gpus_usage)
+    if u.gpus_memory_mb is not None:
+        attrs["GPUsMemoryUsage"] = int(round(u.gpus_memory_mb))
     return attrs
 
 
@@ -365,9 +395,19 @@ def _real(event: dict[str, Any], key: str) -> float:
     return 0.0 if value is None else float(value)
 
 
+def _gpu_fields(event: dict[str, Any]) -> dict[str, Any]:
+    """The job's GPU readings (``GPUsUsage``, ``GPUsMemoryUsage``) when the starter had any."""
+    out: dict[str, Any] = {}
+    for key in ("gpus_usage", "gpus_memory_mb"):
+        value = as_number(event.get(key))
+        if value is not None:
+            out[key] = float(value)
+    return out
+
+
 def _whole(event: dict[str, Any], key: str) -> int:
     value = as_number(event.get(key))
     return 0 if value is None else int(value)
 
 
-__all__ = ["RunningStarter", "Starter", "Starters", "spawn_starter"]
+__all__ = ["RunningStarter", "Starter", "Starters", "forked_starters", "spawn_starter"]

@@ -11,7 +11,13 @@
   ``cpu_load`` the cores used since the previous reading (the slot's ``CondorLoadAvg``);
 * ``disk_usage_kb`` the size of the scratch directory (``DiskUsage``), walked only when
   asked (``with_disk``), since a large sandbox costs a walk;
-* ``oom_kills`` how many of the job's processes the kernel killed for its memory limit.
+* ``oom_kills`` how many of the job's processes the kernel killed for its memory limit;
+* ``gpus_usage`` and ``gpus_memory_mb`` for a job given NVIDIA devices (``GpuUsage``): the
+  devices' utilisation averaged over the job's life (``GPUsUsage``: 1.0 is one device kept
+  busy) and the most device memory seen in use, in MiB (``GPUsMemoryUsage``), read through
+  NVML (``gpu_nvml.sample_usage``). Without the NVML binding the first job finds that out with
+  one failed import, remembered for the process; a job whose devices NVML cannot read stops
+  asking after the first failed reading. Jobs without devices never touch NVML.
 
 Where the job has a cgroup (``cgroups.JobCgroup``) memory and CPU come from it: it counts
 processes that left the job's session and those already gone, and reading it costs a few
@@ -31,6 +37,7 @@ from typing import Any
 
 import psutil
 
+from htcpool.runtime import gpu_nvml
 from htcpool.runtime.cgroups import CgroupError, JobCgroup
 
 _TICKS = os.sysconf("SC_CLK_TCK")
@@ -162,6 +169,62 @@ def directory_size_kb(path: str) -> int:
     return (total + 1023) // 1024
 
 
+def assigned_devices(environment: dict[str, str]) -> tuple[str, ...]:
+    """The NVIDIA uuids of the job's devices, from its environment: ``NVIDIA_VISIBLE_DEVICES``
+    (HTCondor 25 puts the full ``GPU-``/``MIG-`` uuids there), else the uuids among
+    ``CUDA_VISIBLE_DEVICES``; none for ``none``, ``void`` or indices only."""
+    for name in ("NVIDIA_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES"):
+        found = tuple(d.strip() for d in environment.get(name, "").split(",")
+                      if d.strip().startswith(("GPU-", "MIG-")))
+        if found:
+            return found
+    return ()
+
+
+class GpuUsage:
+    """``GPUsUsage`` and ``GPUsMemoryUsage`` of one job's devices (see the module docstring)."""
+
+    #: whether this process already found the NVML binding missing (one failed import)
+    binding_missing = False
+
+    def __init__(self, devices: tuple[str, ...], started: float) -> None:
+        self.devices = devices
+        self.started = self.last = started
+        self.busy_seconds = 0.0
+        self.memory_peak_mb = 0.0
+        self.seen = False
+
+    def _binding(self) -> bool:
+        if GpuUsage.binding_missing:
+            return False
+        try:
+            import pynvml  # type: ignore[import-untyped]  # noqa: F401
+        except ImportError:
+            GpuUsage.binding_missing = True
+            return False
+        return True
+
+    def sample(self, now: float) -> dict[str, float]:
+        """The job's GPU readings so far (empty when there are none)."""
+        if self.devices and self._binding():
+            reading = gpu_nvml.sample_usage(self.devices)
+            if reading is None:
+                self.devices = ()  # NVML cannot read them: stop asking
+            else:
+                self.busy_seconds += float(reading["GPUsUsage"]) * max(now - self.last, 0.0)
+                self.memory_peak_mb = max(self.memory_peak_mb, float(reading["GPUsMemoryUsage"]))
+                self.seen = True
+        self.last = now
+        return self.report()
+
+    def report(self) -> dict[str, float]:
+        """The readings as of the last sample, NVML not asked again (the job's totals at its end)."""
+        if not self.seen:
+            return {}
+        lifetime = max(self.last - self.started, 1e-6)
+        return {"gpus_usage": round(self.busy_seconds / lifetime, 4), "gpus_memory_mb": round(self.memory_peak_mb, 1)}
+
+
 class UpdateSchedule:
     """When a reading is also a report: the first after ``initial_update_interval``
     (STARTER_INITIAL_UPDATE_INTERVAL), then every ``update_interval`` (STARTER_UPDATE_INTERVAL).
@@ -182,11 +245,12 @@ class UpdateSchedule:
 class JobUsageSampler:
     """One job's readings over its run (see the module docstring)."""
 
-    def __init__(self, scratch_dir: str, cgroup: JobCgroup | None = None) -> None:
+    def __init__(self, scratch_dir: str, cgroup: JobCgroup | None = None, devices: tuple[str, ...] = ()) -> None:
         self.scratch_dir = scratch_dir
         self.cgroup = cgroup
         self.tree = ProcessTreeUsage()
         self.started = self.last = time.monotonic()
+        self.gpus = GpuUsage(devices, self.started)
         self.cpu_total = 0.0
         self.user_cpu = self.sys_cpu = 0.0
         self.rss_peak_kb = 0
@@ -207,7 +271,7 @@ class JobUsageSampler:
             "cpu_load": round(busy / elapsed, 4), "rss_kb": rss // 1024, "rss_peak_kb": self.rss_peak_kb,
             "image_size_kb": self.image_size_kb, "user_cpu": round(self.user_cpu, 3),
             "sys_cpu": round(self.sys_cpu, 3), "cpus_usage": self.cpus_usage(now),
-            "oom_kills": self.oom_kills}
+            "oom_kills": self.oom_kills, **self.gpus.sample(now)}
         if with_disk:
             reading["disk_usage_kb"] = self.disk_usage_kb
         return reading
@@ -239,4 +303,4 @@ class JobUsageSampler:
         return rss, vms, busy
 
 
-__all__ = ["JobUsageSampler", "ProcessTreeUsage", "UpdateSchedule", "descendants", "directory_size_kb", "image_size_of"]
+__all__ = ["GpuUsage", "JobUsageSampler", "assigned_devices", "ProcessTreeUsage", "UpdateSchedule", "descendants", "directory_size_kb", "image_size_of"]

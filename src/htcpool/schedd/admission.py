@@ -123,15 +123,15 @@ def admit(jobs: list[ClassAd], cluster: int, owner: str, now: float, *,
     ordered: Callable[[ClassAd], bool] = _never
     base_submitter = ""
     base_prefix: Prefix = (0, 0, 0, 0, 0)
+    fixed_exprs = {low: node for low, _, node in fixed}
     for proc, source in enumerate(jobs):
-        exprs, names = dict(source._exprs), dict(source._names)
-        for low, name, node in fixed:
-            exprs[low] = node
-            if low not in names:
-                names[low] = name
+        exprs = source._exprs | fixed_exprs  # the same order as setting them one by one
         exprs["procid"] = Literal(proc)
-        if "procid" not in names:
-            names["procid"] = "ProcId"
+        names = dict(source._names)
+        if len(names) != len(exprs):  # the source lacks some of them: named as the schedd names them
+            for low, name, _ in (*fixed, ("procid", "ProcId", None)):
+                if low not in names:
+                    names[low] = name
         ad = ClassAd._from_tables(exprs, names)
         for step in steps:
             step.run(ad, context, admitted)

@@ -18,6 +18,7 @@ When the schedd stops it withdraws them (``withdrawals``).
 from __future__ import annotations
 
 from htcpool.classad import ClassAd
+from htcpool.classad.nodes import Literal
 from htcpool.protocol import InvalidateAd
 from htcpool.schedd.priority import submitter_of
 from htcpool.schedd.queue import JobQueue
@@ -41,12 +42,24 @@ def schedd_ads(queue: JobQueue, host: str, address: str, started: float, now: fl
     totals = {"TotalIdleJobs": 0, "TotalRunningJobs": 0, "TotalHeldJobs": 0,
               **{f"Total{name}": 0 for name in _HERE_ZERO}}
     counts: dict[str, dict[str, int]] = {}
+    # jobs whose status, submitter and universe are the same literal nodes (a cluster's) are
+    # counted alike: the answer is remembered by the nodes' identities (all alive in the queue)
+    known: dict[tuple[int, ...], tuple[dict[str, int], tuple[str, str] | None]] = {}
     for ad in queue.jobs.values():
-        status = JobStatus(ad.evaluate("JobStatus", ctx))
-        sub = counts.setdefault(submitter_of(ad, settings.accounting_domain, ctx),
-                                {"IdleJobs": 0, "RunningJobs": 0, "HeldJobs": 0, **_HERE_ZERO})
-        universe = universe_of(ad)
-        counted = (_COUNTED if universe is None else _COUNTED_HERE[universe]).get(status)
+        exprs = ad._exprs
+        nodes = (exprs.get("jobstatus"), exprs.get("accountinggroup"), exprs.get("owner"),
+                 exprs.get("jobuniverse"))
+        key = tuple(map(id, nodes))
+        found = known.get(key)
+        if found is None:
+            status = JobStatus(ad.evaluate("JobStatus", ctx))
+            sub = counts.setdefault(submitter_of(ad, settings.accounting_domain, ctx),
+                                    {"IdleJobs": 0, "RunningJobs": 0, "HeldJobs": 0, **_HERE_ZERO})
+            universe = universe_of(ad)
+            found = (sub, (_COUNTED if universe is None else _COUNTED_HERE[universe]).get(status))
+            if all(node is None or type(node) is Literal for node in nodes):
+                known[key] = found
+        sub, counted = found
         if counted is not None:
             sub[counted[0]] += 1
             totals[counted[1]] += 1

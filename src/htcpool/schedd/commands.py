@@ -2,7 +2,9 @@
 
 condor_submit first reserves a cluster id (``NewCluster``, answered ``ClusterReserved``)
 so that ``$(Cluster)`` expands to it; its cluster then arrives as job ads made by the submit
-core on the client, in a ``Submit`` naming the reserved id. The schedd stamps ``TotalSubmitProcs`` and ``User`` (the owner with the accounting domain)
+core on the client, in a ``Submit`` naming the reserved id. The schedd stamps ``TotalSubmitProcs`` and ``User`` (the owner with the accounting domain;
+the owner is the identity the runtime authenticated, docs/security.md, so a forged Owner or User
+in the ads is overwritten)
 and admits the cluster through the queue (transforms, submit requirements), then
 advertises its new totals and asks the negotiator for a cycle. Queries answer job ads
 without the schedd's private attributes (``public``). condor_hold, _release, _rm,
@@ -21,6 +23,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from htcpool.classad import ClassAd, ClassAdError, ExprTree, as_number
+from htcpool.classad.classad import to_node
 from htcpool.protocol import (
     ActionResult,
     AdList,
@@ -55,10 +58,10 @@ def on_submit(schedd: Schedd, message: Submit, now: float) -> Submitted:
     ads = list(message.ads)
     domain = schedd.settings.accounting_domain
     user = f"{message.owner}@{domain}" if domain else message.owner
-    for ad in ads:
-        ad["TotalSubmitProcs"] = len(ads)
-        if "User" not in ad:
-            ad["User"] = user
+    total, user_node = to_node(len(ads)), to_node(user)  # one node each, shared by every proc
+    for ad in ads:  # Owner (admission) and User are the authenticated submitter's, never the ads'
+        ad.insert_node("TotalSubmitProcs", total)
+        ad.insert_node("User", user_node)
     cluster, warnings = schedd.queue.submit(message.owner, ads, now, message.cluster)
     schedd.advertise(now)
     schedd.reschedule("new jobs")
@@ -79,11 +82,19 @@ def on_queue_query(schedd: Schedd, message: QueueQuery, now: float) -> AdList:
         raise BadRequest(f"the constraint {constraint!r} does not parse: {e}") from None
     out = []
     ctx = schedd.queue.context(now)
-    for _job_id, ad in sorted(schedd.queue.jobs.items()):
+    jobs = schedd.queue.jobs
+    wanted: dict[str, str] = {}  # the caller's spelling, the first when given twice
+    for a in projection:
+        if a.lower() not in _PRIVATE:
+            wanted.setdefault(a.lower(), a)
+    for job_id in sorted(jobs):
+        ad = jobs[job_id]
         if test is not None and test.evaluate(ad, None, ctx) is not True:
             continue
         if projection:
-            out.append(ClassAd({a: ad.lookup(a) for a in projection if a in ad and a.lower() not in _PRIVATE}))
+            exprs = ad._exprs
+            picked = {key: exprs[key] for key in wanted if key in exprs}
+            out.append(ClassAd._from_tables(picked, {key: wanted[key] for key in picked}))
         else:
             out.append(public(ad))
     return AdList(tuple(out))

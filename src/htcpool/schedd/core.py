@@ -36,6 +36,11 @@ Rules of the core (the claim table is in ``claims``, the job table in ``states``
 * Local and scheduler universe jobs run on the access point (``localjobs``): after
   every message and timer the core stops the runs whose job left Running and starts
   the jobs that may start now.
+* Late-materialization factories (``factory``) make their jobs after every message (the
+  factories whose jobs changed) and on the timer (all of them); new idle jobs ask the
+  negotiator for a cycle. condor_rm, condor_hold and condor_release of a factory's
+  cluster (or its owner, or a constraint its cluster ad meets) remove, pause or resume the
+  factory as well as act on the jobs it made.
 * Actions of a handler that raised are kept and go out with the next outcome: the
   changes they belong to were made.
 """
@@ -45,13 +50,34 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from htcpool.classad import ClassAd
-from htcpool.protocol import Ok, Reschedule, Submit, Submitted, UpdateAd
-from htcpool.protocol.schedd import ReconnectReply
+from htcpool.classad import ClassAd, ClassAdError, ExprTree
+from htcpool.protocol import (
+    ActionResult,
+    AdList,
+    JobAction,
+    JobActionKind,
+    Ok,
+    QueueQuery,
+    Reschedule,
+    Submit,
+    Submitted,
+    UpdateAd,
+)
+from htcpool.protocol.schedd import ReconnectReply, SubmitFactory
 from htcpool.protocol.startd import ReleaseClaim
-from htcpool.schedd import ads, commands, crontab, localjobs, offers, periodic, reconnect, shadow
+from htcpool.schedd import (
+    ads,
+    commands,
+    crontab,
+    factory,
+    localjobs,
+    offers,
+    periodic,
+    reconnect,
+    shadow,
+)
 from htcpool.schedd.claims import ClaimAction, ClaimManager
-from htcpool.schedd.errors import BadRequest
+from htcpool.schedd.errors import BadRequest, ScheddError
 from htcpool.schedd.eventlog import LogEvent
 from htcpool.schedd.messages import (
     Action,
@@ -75,11 +101,14 @@ class Schedd:
 
     def __init__(self, settings: ScheddSettings, now: float, *, store: QueueStore | None = None,
                  jobs: dict[JobId, ClassAd] | None = None, next_cluster: int = 1,
-                 host: str = "localhost", schedd_is_root: bool = False) -> None:
+                 host: str = "localhost", schedd_is_root: bool = False,
+                 factories: dict[int, dict[str, Any]] | None = None) -> None:
         self.settings = settings
         self.queue = JobQueue(settings, store, next_cluster=next_cluster)
         if jobs:
             self.queue.restore(jobs, now)
+        if factories:
+            factory.restore(self.queue, factories)
         self.claims = ClaimManager(self.queue)
         #: local and scheduler universe jobs and their runs (``localjobs``)
         self.local = localjobs.LocalJobs(schedd_is_root)
@@ -118,6 +147,7 @@ class Schedd:
         if handler is None:
             raise BadRequest(f"the schedd does not take {type(message).__name__}")
         reply = handler(self, message, now)
+        self._materialize(now)
         localjobs.schedule(self, now)
         return Outcome(reply, self._take())
 
@@ -131,6 +161,7 @@ class Schedd:
             self.image_sizes = {j: size for j, size in self.image_sizes.items() if j in self.queue.jobs}
             if offers.deferred_due(self, now):
                 self.reschedule("deferred jobs are due")
+            self._materialize(now, every=True)
         reconnect.retry(self, now)
         localjobs.schedule(self, now)
         if now >= self.next_advert:
@@ -218,6 +249,16 @@ class Schedd:
         """The claim a job holds (or is being claimed or activated on), if any."""
         return next((cid for cid, c in self.claims.claims.items() if c.job == job_id), None)
 
+    def _materialize(self, now: float, every: bool = False) -> None:
+        """The factories make what they may (``JobQueue.materialize_changed``); the jobs made,
+        here or inside the queue's changes, are tracked as local jobs when they are, and new
+        idle jobs ask for a cycle."""
+        if self.queue.factories:
+            factory.materialize_changed(self.queue, now, every)
+        if self.queue.materialized:
+            self.local.track(self.queue.take_materialized())
+            self.reschedule("jobs materialized")
+
     def _take(self) -> list[Action]:
         actions, self._actions = self._actions, []
         return actions
@@ -238,12 +279,94 @@ def _submit(schedd: Schedd, message: Submit, now: float) -> Submitted:
     return reply
 
 
+def _submit_factory(schedd: Schedd, message: SubmitFactory, now: float) -> Submitted:
+    """A late-materialization factory: its cluster ad gets ``User`` as a submitted job's does,
+    the queue keeps the factory and makes its first jobs (``JobQueue.submit_factory``)."""
+    ad = message.cluster_ad.copy()
+    domain = schedd.settings.accounting_domain
+    if "User" not in ad:
+        ad["User"] = f"{message.owner}@{domain}" if domain else message.owner
+    cluster, warnings = schedd.queue.submit_factory(message.owner, ad, dict(message.digest), now,
+                                                    message.cluster)
+    made = schedd.queue.take_materialized()
+    kept = schedd.queue.factories.get(cluster)
+    schedd.local.track(made)
+    schedd.advertise(now)
+    schedd.reschedule("new jobs")
+    return Submitted(cluster, kept.total if kept is not None else len(made), tuple(warnings))
+
+
+def _factories_named(schedd: Schedd, message: JobAction, now: float) -> list[int]:
+    """The factories a job action names: by cluster, by owner, or by a constraint their
+    cluster's first job ad would meet (the cluster ad with the factory's attributes)."""
+    factories = schedd.queue.factories
+    named: list[int] = []
+    for target in message.targets:
+        head, _, proc = target.partition(".")
+        if not proc and head.isdigit() and int(head) in factories:
+            named.append(int(head))
+        elif not head.isdigit():
+            named.extend(c for c, f in factories.items() if f.owner == target)
+    if message.constraint:
+        try:
+            test = ExprTree(message.constraint)
+        except ClassAdError:
+            return sorted(set(named))  # the job action reports the bad constraint
+        ctx = schedd.queue.context(now)
+        for cluster, one in factories.items():
+            if any(test.evaluate(ad, None, ctx) is True for ad in factory.factory_view(schedd.queue, one, now)):
+                named.append(cluster)
+    return sorted(set(named))
+
+
+def _job_action(schedd: Schedd, message: JobAction, now: float) -> ActionResult:
+    """A job action, and for hold, release and rm of a factory's cluster the factory too
+    (paused, resumed or removed before its jobs are acted on, so no new job replaces them)."""
+    try:
+        kind: JobActionKind | None = JobActionKind(message.action)
+    except ValueError:
+        kind = None  # the job action reports it
+    acted: list[int] = []
+    errors: list[str] = []
+    if kind in _FACTORY_ACTIONS:
+        user = None if message.user in schedd.settings.queue_super_users else message.user
+        for cluster in _factories_named(schedd, message, now):
+            try:
+                if kind is JobActionKind.REMOVE:
+                    factory.remove(schedd.queue, cluster, user)
+                else:
+                    factory.set_held(schedd.queue, cluster, user, kind is JobActionKind.HOLD,
+                                     message.reason or f"via condor_hold (by user {message.user})")
+                acted.append(cluster)
+            except ScheddError as e:
+                errors.append(f"Cluster {cluster}: {e}")
+    reply: ActionResult = commands.HANDLERS[JobAction](schedd, message, now)
+    if not acted and not errors:
+        return reply
+    quiet = {f"Cluster {c} not found" for c in acted}
+    return ActionResult(reply.done, tuple(errors) + tuple(e for e in reply.errors if e not in quiet))
+
+
+def _queue_query(schedd: Schedd, message: QueueQuery, now: float) -> AdList:
+    """A queue query, the factories' jobs showing their factory's current attributes."""
+    for one in schedd.queue.factories.values():
+        factory.stamp(schedd.queue, one)
+    reply: AdList = commands.HANDLERS[QueueQuery](schedd, message, now)
+    return reply
+
+
+_FACTORY_ACTIONS = frozenset({JobActionKind.REMOVE, JobActionKind.HOLD, JobActionKind.RELEASE})
+
+
 HANDLERS: dict[type, Handler] = {
     **commands.HANDLERS,
     **offers.HANDLERS,
     **shadow.HANDLERS,
     **localjobs.HANDLERS,
     Submit: _submit,
+    SubmitFactory: _submit_factory,
+    JobAction: _job_action,
+    QueueQuery: _queue_query,
     Reschedule: _forward_reschedule,
     ReconnectReply: reconnect.on_reply,
     StartdUnreachable: reconnect.on_unreachable,

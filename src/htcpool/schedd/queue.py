@@ -31,6 +31,10 @@ Rules of this module (the state table itself is in ``states``):
   point's ``now``.
 * Removed jobs and completed jobs (unless ``LeaveJobInQueue``) leave the queue
   at once and are appended to the history.
+* A submission with ``max_materialize`` or ``max_idle`` is a factory (``submit_factory``;
+  ``factory`` decides what it materializes and when): its jobs enter through ``enqueue`` as
+  the limits allow, at submit, when one of them leaves the queue or starts, on
+  ``factory.materialize_changed`` (the core calls it after every message) and on the timer.
 * Cluster ids never repeat: ``reserve_cluster`` (condor_submit's NewCluster) takes the
   next id and writes the counter at once, so a restart continues after it; the
   reservation is held in memory for its owner's next ``submit`` naming it, for at most
@@ -42,12 +46,15 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 from htcpool.classad import ClassAd, ClassAdError, EvalContext, as_int, fixed_clock
+from htcpool.classad.nodes import Literal
 from htcpool.deferral import HOLD_MISSED_DEFERRAL, MISSED_DEFERRAL_REASON, missed
+from htcpool.gcpause import LARGE_RUN, paused_gc
 from htcpool.schedd import eventlog as ev
 from htcpool.schedd.admission import admit
 from htcpool.schedd.crontab import FIELDS as CRON_FIELDS
 from htcpool.schedd.crontab import CronError, CronSchedule
 from htcpool.schedd.errors import PermissionDenied, SubmitRejected, UnknownJob
+from htcpool.schedd.factory import Factory, changes, materialize, open_digest
 from htcpool.schedd.limits import OwnerCounts, check_submission
 from htcpool.schedd.periodic import policy_interval
 from htcpool.schedd.policy import PolicyAction, PolicyKind, exit_action, periodic_action
@@ -90,6 +97,12 @@ class JobQueue:
         self.warnings: list[str] = []
         #: when ``handle_timer`` is next due; None until it first runs (due at once)
         self.periodic_due: float | None = None
+        #: late-materialization factories by cluster id, and those whose jobs changed since
+        #: ``materialize_changed`` last ran
+        self.factories: dict[int, Factory] = {}
+        self.changed_factories: set[int] = set()
+        #: jobs the factories made since the core last took them (``take_materialized``)
+        self.materialized: list[JobId] = []
 
     # -- helpers
     def context(self, now: float) -> EvalContext:
@@ -123,6 +136,8 @@ class JobQueue:
 
     def _save(self, job_id: JobId, ad: ClassAd, ctx: EvalContext) -> None:
         self.store.save_job(job_id, ad)
+        if job_id[0] in self.factories:
+            self.changed_factories.add(job_id[0])
         if JobStatus(ad.evaluate("JobStatus", ctx)) == JobStatus.IDLE:
             domain = self.settings.accounting_domain
             self.index.add(submitter_of(ad, domain, ctx), priority_key(ad, job_id, ctx))
@@ -138,12 +153,16 @@ class JobQueue:
         ad["EnteredCurrentStatus"] = int(now)
         return ad
 
-    def _leave(self, job_id: JobId) -> None:
+    def _leave(self, job_id: JobId, now: float) -> None:
         ad = self.jobs.pop(job_id)
         self.index.discard(job_id)
         self.owners.discard(str(ad.get("Owner", "")))
         self.store.delete_job(job_id)
         self.store.append_history(ad)
+        factory = self.factories.get(job_id[0])
+        if factory is not None:
+            factory.live.discard(job_id[1])
+            materialize(self, factory, now)
 
     def restore(self, jobs: dict[JobId, ClassAd], now: float) -> None:
         """Take back the jobs a store kept (a restarted schedd, at ``now``): queued and indexed,
@@ -182,6 +201,12 @@ class JobQueue:
 
         ``cluster`` is an id ``reserve_cluster`` gave ``owner`` (used once, even when the
         cluster is rejected); 0 takes the next id."""
+        if len(jobs) < LARGE_RUN:
+            return self._submit(owner, jobs, now, cluster)
+        with paused_gc():  # many new ads, no cycles: docs/performance.md, "Submit and schedd"
+            return self._submit(owner, jobs, now, cluster)
+
+    def _submit(self, owner: str, jobs: list[ClassAd], now: float, cluster: int) -> tuple[int, list[str]]:
         if cluster:
             self._claim_reservation(owner, cluster)
         else:
@@ -205,16 +230,75 @@ class JobQueue:
             job_id = (cluster, proc)
             self.jobs[job_id] = ad
             exprs = ad._exprs
-            if any(name in exprs for name in _CRON_KEYS):
+            if not exprs.keys().isdisjoint(_CRON_KEYS):
                 self._schedule_cron(job_id, ad, ctx, now)
                 self._save(job_id, ad, ctx)
             else:
                 save(job_id, ad)
                 status = exprs.get("jobstatus")
-                if status is not None and ad._evaluate_node(status, None, ctx) == JobStatus.IDLE:
+                if status is not None and (status.value if type(status) is Literal  # read, not evaluated
+                                           else ad._evaluate_node(status, None, ctx)) == JobStatus.IDLE:
                     add(submitter, key)
             events.append(ev.LogEvent(ev.SUBMIT, cluster, proc, now, host=host, warnings=shown))
         return cluster, [*warnings, *admitted.transform_errors]  # the submitter sees failed transforms too
+
+    # -- late materialization (``factory``: what is made, when)
+    def submit_factory(self, owner: str, cluster_ad: ClassAd, digest: dict, now: float,
+                       cluster: int = 0) -> tuple[int, list[str]]:
+        """Queue a factory: its cluster ad is admitted (transforms, submit requirements) as a
+        job would be, and its first jobs are made at once. Returns (cluster id, warnings);
+        raises SubmitRejected."""
+        if not self.settings.allow_late_materialize:
+            raise SubmitRejected("this schedd does not take late materialization factories "
+                                 "(SCHEDD_ALLOW_LATE_MATERIALIZE is false)")
+        if cluster:
+            self._claim_reservation(owner, cluster)
+        else:
+            cluster = self.next_cluster
+        materializer = open_digest(digest)
+        if materializer.digest.cluster != cluster:
+            raise SubmitRejected(f"the factory's digest was made for cluster {materializer.digest.cluster}, "
+                                 f"not {cluster}")
+        limits = materializer.limits
+        before = cluster_ad.copy()
+        admitted = admit([cluster_ad], cluster, owner, now, transforms=self.settings.transforms,
+                         requirements=self.settings.submit_requirements, schedd_ad=self.schedd_ad,
+                         context=self.context(now), accounting_domain=self.settings.accounting_domain)
+        self.warnings.extend(admitted.transform_errors)
+        overrides, deleted = changes(before, admitted.ads[0])
+        if cluster >= self.next_cluster:
+            self.next_cluster = cluster + 1
+            self.store.save_next_cluster(self.next_cluster)
+        user = cluster_ad.get("User", "")
+        factory = Factory(cluster, owner, int(now), materializer.total, dict(digest), overrides, deleted,
+                          limits.max_materialize, limits.max_idle, user=str(user) if isinstance(user, str) else "",
+                          materializer=materializer)
+        self.factories[cluster] = factory
+        self.store.save_factory(cluster, factory.to_json())
+        materialize(self, factory, now)
+        return cluster, [*admitted.warnings, *admitted.transform_errors]
+
+    def enqueue(self, job_id: JobId, ad: ClassAd, now: float) -> None:
+        """Put one new job in the queue (a factory's): stored, indexed, its submit event logged."""
+        ctx = self.context(now)
+        self.jobs[job_id] = ad
+        self.owners.add(str(ad.get("Owner", "")))
+        if any(name in ad._exprs for name in _CRON_KEYS):
+            self._schedule_cron(job_id, ad, ctx, now)
+        self._save(job_id, ad, ctx)
+        self._event(ev.SUBMIT, job_id, now, host=self.settings.schedd_address, warnings=())
+        self.materialized.append(job_id)
+
+    def take_materialized(self) -> list[tuple[JobId, ClassAd]]:
+        """The jobs the factories made since the last call that are still queued, with their ads."""
+        made, self.materialized = self.materialized, []
+        return [(job_id, self.jobs[job_id]) for job_id in made if job_id in self.jobs]
+
+    def drop_factory(self, cluster: int) -> None:
+        """The factory leaves the queue (done, or removed); its jobs in the queue stay."""
+        if self.factories.pop(cluster, None) is not None:
+            self.store.delete_factory(cluster)
+        self.changed_factories.discard(cluster)
 
     # -- user commands
     def hold(self, job_id: JobId, user: str | None, now: float, reason: str = "",
@@ -260,7 +344,7 @@ class JobQueue:
             self._end_run(ad, ctx, now, committed=False)
         ad["RemoveReason"] = reason or f"via condor_rm (by user {user or 'condor'})"
         self._event(ev.ABORTED, job_id, now, reason=str(ad["RemoveReason"]))
-        self._leave(job_id)
+        self._leave(job_id, now)
 
     def set_priority(self, job_id: JobId, user: str | None, prio: int, now: float) -> None:
         """condor_prio: Idle and Running jobs alike; a running job is not evicted."""
@@ -293,6 +377,9 @@ class JobQueue:
         ad["CurrentHosts"] = 1
         self._save(job_id, ad, ctx)
         self._event(ev.EXECUTE, job_id, now, host=host, slot_name=slot_name)
+        factory = self.factories.get(job_id[0])
+        if factory is not None:  # one job fewer not running: max_idle may allow another
+            materialize(self, factory, now)
 
     def suspend(self, job_id: JobId, now: float, processes: int = 1) -> None:
         """The execute point stopped the job (``processes``: how many of its processes)."""
@@ -378,7 +465,7 @@ class JobQueue:
         if ad.evaluate("LeaveJobInQueue", ctx) is True:
             self._save(job_id, ad, ctx)
         else:
-            self._leave(job_id)
+            self._leave(job_id, now)
 
     # -- order and timers
     def ordered_jobs(self, submitter: str) -> Iterator[JobId]:

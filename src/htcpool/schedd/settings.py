@@ -8,7 +8,8 @@ domain), the local time zone used for cron schedules, and the claim knobs
 ``ALIVE_INTERVAL`` (default 300 s), ``MAX_CLAIM_ALIVES_MISSED`` (default 6) and
 ``CLAIM_PARTITIONABLE_LEFTOVERS`` (default true), and the local and scheduler universe
 knobs ``START_LOCAL_UNIVERSE``, ``START_SCHEDULER_UNIVERSE`` (expressions, kept as text)
-and ``MAX_RUNNING_SCHEDULER_JOBS_PER_OWNER`` (default 200).
+and ``MAX_RUNNING_SCHEDULER_JOBS_PER_OWNER`` (default 200), and
+``SCHEDD_ALLOW_LATE_MATERIALIZE`` (default true: late-materialization factories are taken).
 The pool's periodic expressions and their timing are ``htcpool.schedd.periodic``'s,
 the queue limits ``htcpool.schedd.limits``'.
 ``settings_from_config(get, read_file, raw)`` builds it from a reader that answers
@@ -90,6 +91,8 @@ class ScheddSettings:
     immutable_job_attrs: frozenset[str] = frozenset(
         {"Owner", "ClusterId", "JobUniverse", "ProcId", "MyType", "TargetType", "User", "OsUser"})
     protected_job_attrs: frozenset[str] = frozenset()
+    #: SCHEDD_ALLOW_LATE_MATERIALIZE: false refuses late-materialization factories (``factory``)
+    allow_late_materialize: bool = True
 
 
 def settings_from_config(get: Callable[[str], str | None],
@@ -144,6 +147,7 @@ def settings_from_config(get: Callable[[str], str | None],
     s.start_scheduler_universe = get("START_SCHEDULER_UNIVERSE") or s.start_scheduler_universe
     s.max_running_scheduler_jobs_per_owner = _int(get, "MAX_RUNNING_SCHEDULER_JOBS_PER_OWNER", 200,
                                                   s.problems)
+    s.allow_late_materialize = _bool(get("SCHEDD_ALLOW_LATE_MATERIALIZE"), True)
     domain = get("ACCOUNTING_DOMAIN")
     s.accounting_domain = (domain if domain is not None else get("UID_DOMAIN") or "").strip()
     return s

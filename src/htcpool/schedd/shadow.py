@@ -200,6 +200,10 @@ def record_usage(ad: ClassAd, u: JobUpdate) -> None:
         ad["DiskUsage"] = int(u.disk_usage_kb)
     if u.cpus_usage:
         ad["CpusUsage"] = float(u.cpus_usage)
+    if u.gpus_usage is not None:
+        ad["GPUsUsage"] = float(u.gpus_usage)
+    if u.gpus_memory_mb is not None:
+        ad["GPUsMemoryUsage"] = int(round(u.gpus_memory_mb))
 
 
 def record_run(ad: ClassAd, u: JobUpdate) -> None:

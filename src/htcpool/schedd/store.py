@@ -2,7 +2,9 @@
 
 The core calls a ``QueueStore`` after every change it accepts: ``save_job``
 with the job's whole ad, ``delete_job`` when a job leaves the queue,
-``append_history`` with the ad of a job that left, and ``save_next_cluster``.
+``append_history`` with the ad of a job that left, and ``save_next_cluster``; a
+late-materialization factory's state (plain JSON values, ``htcpool.schedd.factory``) goes
+to ``save_factory`` at every change and ``delete_factory`` when it leaves.
 The live driver implements it over SQLite; ``MemoryStore`` keeps everything
 in dictionaries for tests and simulations and can seed a new queue.
 """
@@ -10,7 +12,7 @@ in dictionaries for tests and simulations and can seed a new queue.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from htcpool.classad import ClassAd
 
@@ -26,12 +28,17 @@ class QueueStore(Protocol):
 
     def save_next_cluster(self, cluster_id: int) -> None: ...
 
+    def save_factory(self, cluster_id: int, state: dict[str, Any]) -> None: ...
+
+    def delete_factory(self, cluster_id: int) -> None: ...
+
 
 @dataclass
 class MemoryStore:
     jobs: dict[JobId, ClassAd] = field(default_factory=dict)
     history: list[ClassAd] = field(default_factory=list)
     next_cluster: int = 1
+    factories: dict[int, dict[str, Any]] = field(default_factory=dict)
 
     def save_job(self, job_id: JobId, ad: ClassAd) -> None:
         self.jobs[job_id] = ad.copy()
@@ -44,6 +51,12 @@ class MemoryStore:
 
     def save_next_cluster(self, cluster_id: int) -> None:
         self.next_cluster = cluster_id
+
+    def save_factory(self, cluster_id: int, state: dict[str, Any]) -> None:
+        self.factories[cluster_id] = dict(state)
+
+    def delete_factory(self, cluster_id: int) -> None:
+        self.factories.pop(cluster_id, None)
 
 
 class NullStore:
@@ -59,4 +72,10 @@ class NullStore:
         pass
 
     def save_next_cluster(self, cluster_id: int) -> None:
+        pass
+
+    def save_factory(self, cluster_id: int, state: dict[str, Any]) -> None:
+        pass
+
+    def delete_factory(self, cluster_id: int) -> None:
         pass

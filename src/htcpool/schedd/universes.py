@@ -10,6 +10,7 @@ from __future__ import annotations
 from enum import IntEnum
 
 from htcpool.classad import ClassAd
+from htcpool.classad.nodes import Literal
 
 
 class Universe(IntEnum):
@@ -24,7 +25,10 @@ _BY_NUMBER = {int(u): u for u in Universe}
 
 def universe_of(ad: ClassAd) -> Universe | None:
     """The job's universe when the schedd runs it itself, else None."""
-    value = ad.get("JobUniverse")
+    node = ad._exprs.get("jobuniverse")
+    if node is None:
+        return None
+    value = node.value if type(node) is Literal else ad.get("JobUniverse")  # a literal is read, not evaluated
     return _BY_NUMBER.get(value) if type(value) is int else None
 
 

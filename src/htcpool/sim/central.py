@@ -13,9 +13,12 @@ runs ``negotiate`` with the accountant and the group tree, and sends what each m
 (``negotiator.exchange``: ``MatchNotification`` to the startd, ``MatchInfo`` to the schedd). A
 cycle takes no virtual time (its timer reads zero, so ``NEGOTIATOR_MAX_TIME_PER_*`` limits never
 cut a cycle short, and the run stays deterministic). Observers (``on_cycle``) see each cycle's
-outcome. Priority factors that an administrator would set with ``condor_userprio -setfactor``
-come from the simulator's knob ``SIM_PRIORITY_FACTORS`` (``name:factor, …``; a name without
-``@`` is a user at the accounting domain, or a group), applied through ``apply_userprio``.
+outcome. The accountant starts empty, as on a new pool, or with the records of
+``condor_userprio -long`` output (``--userprio``, read by ``userprio_file``), as the live pool's
+accountant had them. Priority factors can also be set with the simulator's knob
+``SIM_PRIORITY_FACTORS`` (``name:factor, …``; a name without ``@`` is a user at the accounting
+domain, or a group), applied through ``apply_userprio`` as ``condor_userprio -setfactor`` would
+after that state: a shortcut for sweeps over a factor.
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ from htcpool.negotiator.exchange import (
     submitters_by_schedd,
 )
 from htcpool.negotiator.policy import autocluster_policy_from_config
+from htcpool.negotiator.records import AccountantSnapshot
 from htcpool.protocol import (
     AdList,
     IdleJobs,
@@ -102,13 +106,16 @@ class CollectorDriver:
 
 
 class NegotiatorDriver:
-    def __init__(self, loop: EventLoop, transport: Transport, config: Config, accounting_domain: str) -> None:
+    def __init__(self, loop: EventLoop, transport: Transport, config: Config, accounting_domain: str,
+                 userprio: AccountantSnapshot | None = None) -> None:
         self.loop = loop
         self.transport = transport
         self.policy = policy_from_config(config)
         self.autocluster_policy = autocluster_policy_from_config(config)
         self.groups = GroupTree(self.policy.groups) if self.policy.groups.groups else None
         self.accountant = Accountant(self.policy.accountant)
+        if userprio is not None:
+            self.accountant.restore(userprio)
         self.round_robin = RoundRobinTimes()
         self.schedule = CycleSchedule(loop.now, self.policy.interval, self.policy.min_interval)
         self.cycles = 0

@@ -11,7 +11,8 @@ over it, machine by machine (docs/simulator.md).
 ``4 NUM_CPUS=64 MEMORY=262144 GPUs=4 HasDocker=true``. ``NUM_CPUS``, ``MEMORY``, ``DISK`` and
 ``MACHINE_RESOURCE_<name>`` are knobs; ``GPUs=N`` is short for ``MACHINE_RESOURCE_GPUs=N``; any
 other name becomes a machine attribute whose value is a ClassAd expression (``Site="uw"``,
-``HasDocker=true``). A value may be a quoted string with spaces.
+``HasDocker=true``). A value may be a quoted string with spaces. ``OWNER_ACTIVE=HH:MM-HH:MM[,…]``
+gives the machines an owner who works at them in those hours every day (``owner``).
 
 **The dump.** ``condor_status -long`` (or ``htcpool status -long``) output: slot ads in the
 old form, one ``Name = value`` per line, ads separated by blank lines. The slot ads of one
@@ -34,6 +35,7 @@ from typing import Any
 from htcpool.classad import ClassAdError, parseOne
 from htcpool.classad.values import as_number
 from htcpool.sim.errors import SimInputError
+from htcpool.sim.owner import OwnerActivity
 
 #: knobs a compact line may set (``MACHINE_RESOURCE_<name>`` too)
 SIZE_KNOBS = ("NUM_CPUS", "MEMORY", "DISK")
@@ -64,6 +66,7 @@ class MachineClass:
     attributes: tuple[tuple[str, Any], ...] = ()
     where: str = ""  # file:line, for messages
     names: tuple[str, ...] = field(default=(), compare=False)  # machine names from a dump
+    owner: OwnerActivity | None = None  # OWNER_ACTIVE: when an owner works at the machines
 
 
 def read_machines(path: Path) -> list[MachineClass]:
@@ -92,15 +95,21 @@ def read_compact(path: Path, text: str) -> Iterator[MachineClass]:
             raise SimInputError(path, number, f"expected NAME=VALUE, found {leftover.split()[0]!r}")
         knobs: list[tuple[str, str]] = []
         attrs: list[tuple[str, Any]] = []
+        owner = None
         for name, value in _PAIR.findall(rest):
             knob = _knob(name)
-            if knob is not None:
+            if name.upper() == "OWNER_ACTIVE":
+                try:
+                    owner = OwnerActivity.parse(value.strip('"'))
+                except ValueError as e:
+                    raise SimInputError(path, number, f"OWNER_ACTIVE: {e}") from None
+            elif knob is not None:
                 if not re.fullmatch(r"\d+(\.\d+)?", value):
                     raise SimInputError(path, number, f"{name} must be a number, not {value!r}")
                 knobs.append((knob, value))
             else:
                 attrs.append((name, _value(path, number, name, value)))
-        yield MachineClass(int(count_text), tuple(knobs), tuple(attrs), f"{path}:{number}")
+        yield MachineClass(int(count_text), tuple(knobs), tuple(attrs), f"{path}:{number}", owner=owner)
 
 
 def _knob(name: str) -> str | None:

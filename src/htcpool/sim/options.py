@@ -37,4 +37,5 @@ class SimOptions:
     overrides: tuple[tuple[str, str], ...] = ()  # --set KNOB=VALUE, applied after CONFIG
     skip_bad: bool = False  # skip malformed trace lines (counted in summary.json "skipped_lines")
     message_delay: float = 0.0  # modelled delay of every protocol message, seconds
+    userprio: Path | None = None  # condor_userprio -long output: the accountant's state at the start
     on_progress: Callable[[Progress], None] | None = field(default=None, compare=False)

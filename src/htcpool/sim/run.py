@@ -14,7 +14,10 @@ realistic dates; every time written is in seconds from that start.
 The run ends at ``until`` (seconds from the start) when given. Otherwise it ends when the whole
 workload has been submitted and no job is idle or running (held jobs are left where they are),
 or when it is stalled: nothing runs, and three negotiation cycles in a row matched nothing
-while no queued job waits for a deferral or crontab time (jobs no machine will ever take).
+while no queued job waits for a deferral or crontab time and no SWF job waits for its think
+time after the job it follows (``dependencies``): jobs no machine will ever take, and those
+that follow them. Where machines have owners (``owner``), whose comings and goings change what
+``START`` allows, the cycles must have been fruitless for a whole day.
 A crontab job runs again and again: give ``until`` for such a workload. ``seed`` seeds the
 configuration's and the submit language's random choices (``$RANDOM_INTEGER``); the cores
 themselves draw no random numbers, and ties are broken by the order of events, so a run is
@@ -26,8 +29,8 @@ from __future__ import annotations
 import gc
 import itertools
 import time
-from contextlib import contextmanager
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -37,16 +40,18 @@ from htcpool.negotiator import CycleOutcome
 from htcpool.schedd import LogEvent
 from htcpool.sim.central import COLLECTOR, NEGOTIATOR, CollectorDriver, NegotiatorDriver
 from htcpool.sim.defrag_driver import DefragDriver
+from htcpool.sim.dependencies import Dependencies
 from htcpool.sim.errors import SimInputError
 from htcpool.sim.events import EventLoop, Priority
 from htcpool.sim.machines import read_machines
-from htcpool.sim.metrics import Recorder
+from htcpool.sim.metrics import ABORTED, SUBMIT, TERMINATED, Recorder
 from htcpool.sim.options import Progress, SimOptions
 from htcpool.sim.schedd_driver import SCHEDD, ScheddDriver
 from htcpool.sim.setup import read_pool_config, startd_settings
 from htcpool.sim.startd_driver import StartdDriver
 from htcpool.sim.summary import build_summary, write_summary
 from htcpool.sim.transport import Transport
+from htcpool.sim.userprio_file import read_userprio
 from htcpool.sim.workload import Arrival, Workload
 from htcpool.startd import StartdSettings
 
@@ -54,6 +59,8 @@ from htcpool.startd import StartdSettings
 PROGRESS_EVERY = 20_000
 #: negotiation cycles in a row without a match, with nothing running, that end a stalled run
 STALL_CYCLES = 3
+#: with owners on machines (``owner``), how long fruitless cycles must last before a run is stalled
+OWNER_DAY = 86400.0
 #: new objects between two collections of the youngest generation during a run (Python's: 700)
 GC_YOUNG_THRESHOLD = 50_000
 #: job attributes that make an idle job wait for a time rather than a machine
@@ -74,9 +81,10 @@ class Simulation:
                                          read_pool_config(config, options.overrides, "COLLECTOR", self.epoch))
         self.schedd = ScheddDriver(self.loop, self.transport,
                                    read_pool_config(config, options.overrides, "SCHEDD", self.epoch))
+        userprio = read_userprio(options.userprio, self.epoch) if options.userprio is not None else None
         self.negotiator = NegotiatorDriver(self.loop, self.transport,
                                            read_pool_config(config, options.overrides, "NEGOTIATOR", self.epoch),
-                                           self.schedd.core.settings.accounting_domain)
+                                           self.schedd.core.settings.accounting_domain, userprio)
         classes = read_machines(options.machines)
         if not classes:
             raise SimInputError(options.machines, None, "no machines")
@@ -91,7 +99,7 @@ class Simulation:
             for name in names:
                 driver = StartdDriver(self.loop, self.transport, _named(base, name), collector=COLLECTOR,
                                       negotiator=NEGOTIATOR, schedd_address=self._schedd_address,
-                                      hooks=self.recorder, disk=None)
+                                      hooks=self.recorder, disk=None, owner=machine.owner)
                 total_cpus += float(as_number(driver.core.totals.get("TotalCpus")) or 0)
                 self.startds.append(driver)
         self.recorder.total_cpus = total_cpus
@@ -102,8 +110,12 @@ class Simulation:
         self.schedd.on_events.append(self._events)
         self.negotiator.on_cycle.append(self._cycle)
         self.arrivals: Iterator[Arrival] = iter(self.workload)
+        self.dependencies = Dependencies(self._submit_later)
         self.exhausted = False
         self.stalled = 0
+        self.stalled_since = 0.0  # when the current run of fruitless cycles began
+        #: machines whose owners come and go: their START may become true with the clock alone
+        self.owned = any(d.owner is not None for d in self.startds)
         self.stop_reason = ""
 
     def _schedd_address(self, name: str) -> str | None:
@@ -118,25 +130,45 @@ class Simulation:
         self.loop.at(self.epoch + arrival.time, Priority.ARRIVAL, lambda: self._arrive(arrival))
 
     def _arrive(self, arrival: Arrival) -> None:
-        self.schedd.submit(arrival.owner, arrival.ads)
+        if self.dependencies.arrive(arrival, self.loop.now - self.epoch):
+            self.schedd.submit(arrival.owner, arrival.ads)
         self._next_arrival()
+
+    def _submit_later(self, at: float, arrival: Arrival) -> None:
+        """Submit an arrival that waited for the job it follows, at ``at`` (from the start)."""
+        def submit() -> None:
+            self.dependencies.submitting(arrival)
+            self.schedd.submit(arrival.owner, arrival.ads)
+        self.loop.at(self.epoch + at, Priority.ARRIVAL, submit)
 
     # ------------------------------------------------------------------ observers
     def _events(self, pairs: list[tuple[LogEvent, ClassAd | None]]) -> None:
         self.recorder.observe_events(pairs)
+        for event, ad in pairs:
+            if event.code == SUBMIT and ad is not None and "SwfJobNumber" in ad:
+                number = as_number(ad.get("SwfJobNumber"))
+                if number is not None:
+                    self.dependencies.submitted(int(number), (event.cluster, event.proc))
+            elif event.code in (TERMINATED, ABORTED):
+                self.dependencies.left((event.cluster, event.proc), event.time - self.epoch)
 
     def _cycle(self, now: float, outcome: CycleOutcome) -> None:
         self.recorder.observe_cycle(now, self.negotiator.accountant)
         idle_pool = self.recorder.counts["running"] == 0 and self.recorder.busy_cpus == 0
-        self.stalled = self.stalled + 1 if self.exhausted and idle_pool and not outcome.result.matches else 0
+        waiting = bool(self.dependencies.scheduled)  # an SWF job to come after its think time
+        fruitless = self.exhausted and idle_pool and not outcome.result.matches and not waiting
+        if fruitless and self.stalled == 0:
+            self.stalled_since = now
+        self.stalled = self.stalled + 1 if fruitless else 0
 
     def _done(self) -> bool:
         if not self.exhausted:
             return False
-        if self.recorder.active == 0:
+        if self.recorder.active == 0 and not self.dependencies.pending:
             self.stop_reason = "all jobs done"
             return True
-        if self.stalled >= STALL_CYCLES and not self._timed_jobs():
+        owners_may_leave = self.owned and self.loop.now - self.stalled_since < OWNER_DAY
+        if self.stalled >= STALL_CYCLES and not self._timed_jobs() and not owners_may_leave:
             self.stop_reason = "stalled: no job can run"
             return True
         return False

@@ -19,7 +19,8 @@ The driver does what ``runtime/startd_service.py`` does, on the virtual clock an
 * claim replies (with the partitionable slot's leftovers), activation replies (preceded by the
   ``provisioned`` update), deactivation replies, holds, notices and the core's own job updates
   go to the schedd of the claim;
-* sensors are fixed: no load, no owner activity for a year (``IDLE_FOR``); benchmarks give
+* sensors are fixed: no load, and no owner activity for a year (``IDLE_FOR``) unless the machine
+  file gives the machine an owner (``owner``: the readings follow the owner's hours); benchmarks give
   ``MIPS`` and ``KFLOPS``; a backfill client starts and stops at once. Drain replies and the
   core's daemon actions are recorded (``notes``, the first ``KEPT_NOTES``), as are policy problems.
 """
@@ -36,6 +37,7 @@ from htcpool.protocol import startd as m
 from htcpool.runtime.launch import DEFAULT_USAGE_INTERVAL
 from htcpool.runtime.startd_ads import FreedSlots, leftovers, provisioned, slot_update
 from htcpool.sim.events import EventLoop, Priority
+from htcpool.sim.owner import TOUCH_INTERVAL, OwnerActivity
 from htcpool.sim.transport import Transport
 from htcpool.startd import Startd, StartdSettings
 
@@ -79,7 +81,7 @@ class StartdDriver:
 
     def __init__(self, loop: EventLoop, transport: Transport, settings: StartdSettings, *,
                  collector: str, negotiator: str, schedd_address: Callable[[str], str | None],
-                 hooks: Hooks, disk: int | None = None) -> None:
+                 hooks: Hooks, disk: int | None = None, owner: OwnerActivity | None = None) -> None:
         self.loop = loop
         self.transport = transport
         self.collector = collector
@@ -95,9 +97,11 @@ class StartdDriver:
         transport.register(self.address, self.receive)
         now = loop.now
         self.core = Startd(settings, now, disk=disk)
+        self.owner = owner
         self.apply(self.core.initial_actions)
-        readings = m.SensorReadings(load_avg=0.0, keyboard_idle=IDLE_FOR, console_idle=IDLE_FOR)
-        self.apply(self.core.handle(readings, now))
+        self.apply(self.core.handle(self._readings(now), now))
+        if owner is not None:
+            self.loop.at(self._next_touch(now), Priority.JOB, self._owner_touch)
         self.apply(self.core.evaluate(now))
         for name, ad in self.core.ads().items():
             self._advertise(name, ad)
@@ -115,6 +119,24 @@ class StartdDriver:
 
     def arm(self) -> None:
         self.loop.arm(self, self.core.next_deadline(), self.on_timer)
+
+    # ------------------------------------------------------------------ the owner (``owner``)
+    def _readings(self, now: float) -> m.SensorReadings:
+        touched = self.owner.last_touch(now) if self.owner is not None else None
+        idle = IDLE_FOR if touched is None else now - touched
+        return m.SensorReadings(load_avg=0.0, keyboard_idle=idle, console_idle=idle)
+
+    def _next_touch(self, now: float) -> float:
+        assert self.owner is not None
+        change = self.owner.next_change(now)
+        return min(change, now + TOUCH_INTERVAL) if self.owner.active(now) else change
+
+    def _owner_touch(self) -> None:
+        """What the sensors see at a touch of the owner, or at the end of the owner's period."""
+        now = self.loop.now
+        self.apply(self.core.handle(self._readings(now), now))
+        self.arm()
+        self.loop.at(self._next_touch(now), Priority.JOB, self._owner_touch)
 
     def on_timer(self, now: float) -> None:
         self.apply(self.core.handle_timer(now))

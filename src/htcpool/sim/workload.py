@@ -14,7 +14,9 @@ defaults ``htcpool submit`` would give them; a shape's ads are built once and co
   ``RequestMemory`` in MiB for all processors; user id (12) becomes ``Owner`` ``u<id>`` and
   group id (13) ``AccountingGroup`` ``group_g<id>.u<id>`` (no group for -1). The other fields
   travel as ``Swf…`` attributes (``SwfJobNumber``, ``SwfWaitTime``, ``SwfRequestedTime`` …);
-  wait time is the original system's outcome and is not replayed. Status (11) 2–4 marks a
+  wait time is the original system's outcome and is not replayed. A preceding job (17) and think
+  time (18) are replayed: the job is submitted only after that job has left the queue plus the
+  think time (``sim.dependencies``). Status (11) 2–4 marks a
   partial execution of a checkpointed job: those lines are not replayed (the job's own line
   is); a job whose run time is unknown (-1) is not replayed either. The file is read line by
   line, never whole; lines must come in submit-time order (a late line arrives at once).
@@ -22,8 +24,11 @@ defaults ``htcpool submit`` would give them; a shape's ads are built once and co
   arrival, ``RemoteWallClockTime`` (else ``CompletionDate - JobCurrentStartDate``) the
   runtime; ``Owner``, ``AccountingGroup``, ``RequestCpus``, ``RequestMemory`` shape the job, and
   ``Requirements``, ``Rank``, ``JobPrio``, ``ConcurrencyLimits``, ``RequestGPUs`` are kept.
-  condor_history prints the newest job first, so the file's jobs (compact records, not ads)
-  are sorted by ``QDate`` in memory; the earliest ``QDate`` is the start.
+  condor_history prints the job that left the queue last first: the file is read backwards and
+  its jobs handed out in ``QDate`` order holding only those whose stays in the queue overlap
+  (``history``); a file where some job has no ``CompletionDate`` or ``EnteredCurrentStatus``,
+  or that is not newest first, is sorted in memory instead (compact records, not ads). The
+  earliest ``QDate`` is the start.
 * **submit file**: the whole description is one cluster submitted at time 0; each job's
   runtime is its ``SimRuntime`` attribute (``+SimRuntime = …``, which may use ``$(Process)``
   or ``$RANDOM_INTEGER(…)``), else ``DEFAULT_RUNTIME`` seconds.
@@ -35,13 +40,14 @@ which skips it and counts it in ``Workload.skipped``.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
 from htcpool.classad import ClassAd, ClassAdError, as_number, parseOne
 from htcpool.sim.errors import SimInputError
+from htcpool.sim.history import in_submit_order, reverse_blocks, scan
 from htcpool.submit import (
     MemoryFileSystem,
     SubmitError,
@@ -70,6 +76,11 @@ class Arrival:
     time: float
     owner: str
     ads: tuple[ClassAd, ...]
+    #: SWF: the job's number, the number of the job it follows (-1: none) and the think time
+    #: after that job's end (``sim.dependencies``)
+    number: int = -1
+    after: int = -1
+    think: float = 0.0
 
 
 class Workload:
@@ -88,7 +99,12 @@ class Workload:
         if self.kind == "swf":
             self._swf_epoch()
         elif self.kind == "history":
-            self._read_history()
+            self._scan = scan(path)
+            if self._scan.streamable:
+                if self._scan.first_qdate is not None:
+                    self.epoch = self._scan.first_qdate
+            else:
+                self._read_history()
 
     def __iter__(self) -> Iterator[Arrival]:
         if self.kind == "swf":
@@ -172,13 +188,13 @@ class Workload:
         ad = self.job_ad(user, group, cpus, memory, run)
         for name, value in zip(SWF_FIELDS, v, strict=True):
             ad[name] = int(value) if value == int(value) else value
-        return Arrival(submit, user, (ad,))
+        return Arrival(submit, user, (ad,), int(v[0]), int(v[16]) if v[16] >= 0 else -1, max(0.0, v[17]))
 
     # ------------------------------------------------------------------ condor_history
     def _read_history(self) -> None:
         records: list[tuple[Any, ...]] = []
         with _open(self.path) as f:
-            for start, block in _blocks(f):
+            for start, block in ad_blocks(f):
                 record = self._history_record(start, block)
                 if record is not None:
                     records.append((record[0], start, *record[1:]))
@@ -188,12 +204,25 @@ class Workload:
         self._records = records
 
     def _history(self) -> Iterator[Arrival]:
-        records, self._records = self._records, []
-        for qdate, _, owner, group, cpus, memory, runtime, kept in records:
+        if self._scan.streamable:
+            records: Iterable[tuple[Any, ...]] = in_submit_order(self._from_the_end(), self._scan.span)
+        else:
+            records, self._records = self._records, []
+        for qdate, _, owner, group, cpus, memory, runtime, kept, _ in records:
             ad = self.job_ad(owner, group, cpus, memory, runtime)
             for name, value in kept:
                 ad[name] = value
             yield Arrival(qdate - self.epoch, owner, (ad,))
+
+    def _from_the_end(self) -> Iterator[tuple[float, float, int, tuple[Any, ...]]]:
+        """The file's records, last (the first to leave the queue) first: (leave, qdate, line, record)."""
+        try:
+            for start, block in reverse_blocks(self.path, self._scan.lines):
+                record = self._history_record(start, block)
+                if record is not None:
+                    yield record[-1], record[0], start, (record[0], start, *record[1:])
+        except OSError as e:
+            raise SimInputError(self.path, None, f"cannot read the workload: {e.strerror}") from None
 
     def _history_record(self, start: int, block: list[str]) -> tuple[Any, ...] | None:
         try:
@@ -218,8 +247,9 @@ class Workload:
         cpus = as_number(ad.get("RequestCpus"))
         memory = as_number(ad.get("RequestMemory"))
         kept = tuple((n, ad.get(n)) for n in KEPT_HISTORY_ATTRS if n in ad)
+        leave = as_number(ad.get("CompletionDate")) or as_number(ad.get("EnteredCurrentStatus"))
         return (float(qdate), owner, group_name, int(cpus) if cpus else 1,
-                int(memory) if memory else 128, max(0.0, float(runtime)), kept)
+                int(memory) if memory else 128, max(0.0, float(runtime)), kept, float(leave or 0.0))
 
     # ------------------------------------------------------------------ submit file
     def _submit_file(self) -> Iterator[Arrival]:
@@ -296,7 +326,8 @@ def _number(word: str) -> float | None:
         return None
 
 
-def _blocks(lines: IO[str]) -> Iterator[tuple[int, list[str]]]:
+def ad_blocks(lines: IO[str]) -> Iterator[tuple[int, list[str]]]:
+    """The ads of a file in the long form: (first line number, lines) per blank-line separated block."""
     block: list[str] = []
     start = 0
     for number, raw in enumerate(lines, 1):

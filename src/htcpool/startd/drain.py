@@ -13,7 +13,8 @@ as the longest remaining retirement of the original jobs. When every original jo
 gone the start expression is cleared and leftover claims are released; when every slot
 (dynamic slots included) is Drained the slots go Drained/Idle (33) and the completion
 action runs (``resume`` cancels the drain: slots go to Owner, 34; ``exit``, ``restart``
-and ``reconfig`` ask the driver, through ``DaemonAction``, to do that to the startd).
+and ``reconfig`` ask the driver, through ``DaemonAction``, to do that to the startd; the exit
+is marked ``no_restart``, so the master leaves the startd off, as condor_drain's manual says).
 
 ``start_drain`` checks and starts a request, ``check_drain`` (every poll) notices
 when the original jobs are gone, ``drain_completion`` runs the completion action once
@@ -160,7 +161,8 @@ def drain_completion(startd: Startd, now: float) -> None:
     if d.on_completion is DrainCompletion.RESUME:
         cancel_drain(startd, now, None)
     elif d.on_completion in DAEMON_ACTIONS:
-        startd.emit(DaemonAction(DAEMON_ACTIONS[d.on_completion]))
+        kind = DAEMON_ACTIONS[d.on_completion]
+        startd.emit(DaemonAction(kind, no_restart=kind is DaemonActionKind.EXIT))
 
 
 def cancel_drain(startd: Startd, now: float, request_id: str | None) -> bool:

@@ -27,6 +27,7 @@ slot and then the ``STARTD_SLOT_ATTRS`` cross-advertising (``slot1_State`` …).
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import TYPE_CHECKING
 
 from htcpool.classad import ClassAd
@@ -141,8 +142,8 @@ def publish_dynamic(startd: Startd, slot: Slot, now: float) -> None:
     _put(ad, "LoadAvg", round(slot.condor_load + slot.owner_load, 2))
     kbd = _idle(startd, slot, startd.keyboard_activity, settings.slots_connected_to_keyboard, now)
     con = _idle(startd, slot, startd.console_activity, settings.slots_connected_to_console, now)
-    _put(ad, "KeyboardIdle", int(kbd if kbd is not None else (now - startd.start_time))
-                             + settings.disconnected_keyboard_idle_boost)
+    _put(ad, "KeyboardIdle", int(kbd if kbd is not None else (now - startd.start_time)
+                                 + settings.disconnected_keyboard_idle_boost))
     if con is not None:
         _put(ad, "ConsoleIdle", int(con))
     local = now + startd.local_zone
@@ -271,12 +272,14 @@ def account_unclaimed(startd: Startd, slot: Slot, now: float) -> None:
     slot.accounted_at = now
 
 
-def publish_all(startd: Startd, now: float) -> None:
+def publish_all(startd: Startd, now: float, skip: Collection[Slot] = ()) -> None:
+    """Publish every slot but those in ``skip`` (settled slots: ``settle``), then cross-advertise."""
     startd.drain_totals.expected_at = None  # the draining estimates are recomputed once per publication
     for slot in startd.slots:
         account_unclaimed(startd, slot, now)
     for slot in startd.slots:
-        publish_dynamic(startd, slot, now)
+        if slot not in skip:
+            publish_dynamic(startd, slot, now)
     _cross_advertise(startd)
 
 

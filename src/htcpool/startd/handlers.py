@@ -66,7 +66,16 @@ from htcpool.protocol.startd import (
     SuspendClaim,
     Vacate,
 )
-from htcpool.startd import activation, backfill, carving, drain, dynamic, retirement, transitions
+from htcpool.startd import (
+    activation,
+    backfill,
+    carving,
+    drain,
+    dynamic,
+    measured,
+    retirement,
+    transitions,
+)
 from htcpool.startd.claim import Claim
 from htcpool.startd.job_usage import on_job_usage
 from htcpool.startd.slot import Slot
@@ -85,8 +94,7 @@ def on_sensors(startd: Startd, msg: SensorReadings, now: float) -> None:
         startd.keyboard_activity = now - msg.keyboard_idle
     if msg.console_idle is not None:
         startd.console_activity = now - msg.console_idle
-    if msg.disk is not None and startd.settings.disk is None:
-        startd.totals["DetectedDisk"] = msg.disk
+    measured.on_measured(startd, msg)  # disk and swap, re-measured every poll
 
 
 def on_match(startd: Startd, msg: MatchNotification, now: float) -> None:

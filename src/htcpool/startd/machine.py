@@ -47,7 +47,7 @@ from htcpool.protocol.startd import (
     SendAd,
     SensorReadings,
 )
-from htcpool.startd import activation, carving, dynamic, transitions
+from htcpool.startd import activation, carving, dynamic, settle, transitions
 from htcpool.startd.ads import machine_totals, publish_static, within_resource_limits
 from htcpool.startd.claim import Claim
 from htcpool.startd.drain import DrainState, DrainTotals, check_drain, drain_completion
@@ -95,6 +95,8 @@ class Startd:
         self.changed: dict[str, Slot] = {}
         self.last_load_time: float | None = None
         self.cross_attrs: set[str] = set()
+        #: slots the periodic poll may skip until something happens to the machine (``settle``)
+        self.settled: set[Slot] = set()
         self._seq = 0
         self._actions: list[Action] = []
         self._next_poll = now
@@ -169,6 +171,7 @@ class Startd:
     def handle(self, message: Message, now: float) -> list[Action]:
         """Process one message; returns the actions it causes."""
         self._set_now(now)
+        self.settled.clear()
         handler: Callable[[Startd, Any, float], None] | None = HANDLERS.get(type(message))
         if handler is None:
             raise StartdUsageError(f"unknown message {type(message).__name__}")
@@ -182,6 +185,8 @@ class Startd:
             if not self.is_live(slot):
                 continue
             claim = slot.claim
+            if self.settled and self._timer_due(slot, now):
+                self.settled.clear()
             if claim.start_at is not None:
                 activation.start_due(self, slot, now)
             if claim.match_deadline is not None and now >= claim.match_deadline:
@@ -208,7 +213,7 @@ class Startd:
                 gone.killing_deadline = None
                 self.emit(KillStarterFamily(gone.slot_name, gone.claim_id))
         if now >= self._next_poll:
-            self._poll(now)
+            self._poll(now, incremental=True)
         return self._flush(now)
 
     def next_deadline(self) -> float | None:
@@ -225,6 +230,7 @@ class Startd:
     def evaluate(self, now: float) -> list[Action]:
         """Recompute machine values and evaluate every slot's policy now."""
         self._set_now(now)
+        self.settled.clear()
         self._poll(now)
         return self._flush(now)
 
@@ -388,14 +394,28 @@ class Startd:
     # ------------------------------------------------------------------ policy evaluation
     def poll(self, now: float) -> None:
         """Recompute machine values, publish every slot and evaluate every slot's policy."""
+        self.settled.clear()
         self._poll(now)
 
-    def _poll(self, now: float) -> None:
+    def _poll(self, now: float, incremental: bool = False) -> None:
+        """Publish and evaluate every slot; a periodic poll (``incremental``) skips the settled
+        ones, whose evaluation cannot ask for anything new (``settle``)."""
+        quiet = incremental and self.draining is None and self.shutdown is None
+        skip = self.settled if quiet else set()
         dynamic.compute_machine(self, now)
-        dynamic.publish_all(self, now)
+        dynamic.publish_all(self, now, skip)
+        settled: set[Slot] = set()
+        acted = False
         for slot in list(self.slots):
-            if self.is_live(slot):
-                self.eval_slot(slot, now)
+            if slot in skip:
+                settled.add(slot)
+            elif self.is_live(slot):
+                if self.eval_slot(slot, now):
+                    acted = True
+                elif settle.settles(self, slot):
+                    settled.add(slot)
+        # a slot's transition can change its neighbours (a p-slot's resources): all are evaluated next time
+        self.settled = set() if acted else {s for s in settled if self.is_live(s)}
         check_drain(self, now)
         interval = self.settings.polling_interval if dynamic.needs_fast_poll(self) else self.settings.update_interval
         self._next_poll = now + interval
@@ -404,17 +424,18 @@ class Startd:
             for slot in self.slots:
                 self.mark_changed(slot)
 
-    def eval_slot(self, slot: Slot, now: float, depth: int = 0) -> None:
-        """Evaluate one slot's policy and apply the suggested transition (or periodic actions)."""
+    def eval_slot(self, slot: Slot, now: float, depth: int = 0) -> bool:
+        """Evaluate one slot's policy and apply the suggested transition (or periodic actions);
+        True when anything was done."""
         if depth > 8 or not self.is_live(slot):
-            return
+            return False
         job = slot.claim.job if slot.claim.job is not None else slot.claim.request
         ev = self.evaluator(slot, job)
         event = suggest(self, slot, ev, now)
         self.check(slot, ev)
         if event is not None:
             transitions.change(self, slot, event, now, depth + 1)
-            return
+            return True
         # RunBenchmarks is not re-tested in the evaluation that follows the end of a
         # benchmark run (HTCondor skips it when the previous activity was Benchmarking);
         # a later poll runs benchmarks again whenever the expression is true.
@@ -423,5 +444,15 @@ class Startd:
                 and not slot.is_dynamic and self.evaluator(slot).true("RunBenchmarks"):
             transitions.change(self, slot, E.RUN_BENCHMARKS, now, depth + 1)
             self.emit(RunBenchmarks(slot.name))
+            return True
         if slot.state is S.DRAINED and slot.activity is A.IDLE and self.draining is not None:
             drain_completion(self, now)
+            return True
+        return False
+
+    def _timer_due(self, slot: Slot, now: float) -> bool:
+        """Whether a timer of ``slot`` other than the poll fires at ``now`` (or a held start waits)."""
+        claim = slot.claim
+        return claim.start_at is not None or any(
+            t is not None and now >= t
+            for t in (claim.match_deadline, claim.lease_expires, slot.vacate_deadline, slot.killing_deadline))

@@ -156,6 +156,9 @@ class StartdSettings:
     slot_attr_values: Mapping[int, Mapping[str, str | None]] = field(default_factory=dict)
     startd_slot_attrs: tuple[str, ...] = ()
     latch_exprs: tuple[str, ...] = ("NumDynamicSlots",)
+    #: obsolete knobs the configuration still sets (``STARTD_EXPRS``), read under their new names;
+    #: the startd warns of each in its log
+    obsolete_knobs: tuple[str, ...] = ()
     slots_connected_to_keyboard: int = 0
     slots_connected_to_console: int = 0
     disconnected_keyboard_idle_boost: float = 1200.0
@@ -325,10 +328,29 @@ class _AdAttributes:
     slot_values: dict[int, dict[str, str | None]]
 
 
+def _unique(words: tuple[str, ...]) -> tuple[str, ...]:
+    """``words`` without repeats (case-insensitively, as attribute names are), in order."""
+    seen: set[str] = set()
+    out = []
+    for word in words:
+        if word.lower() not in seen:
+            seen.add(word.lower())
+            out.append(word)
+    return tuple(out)
+
+
+def obsolete_knobs(read: _Reader, static_slots: int) -> tuple[str, ...]:
+    """The obsolete names this configuration sets (``STARTD_EXPRS``, ``SLOT<N>_STARTD_EXPRS``)."""
+    names = ["STARTD_EXPRS", *(f"SLOT{i}_STARTD_EXPRS" for i in range(1, static_slots + 1))]
+    return tuple(n for n in names if read.text(n))
+
+
 def _ad_attributes(read: _Reader, static_slots: int) -> _AdAttributes:
-    startd_attrs = read.words("STARTD_ATTRS") + read.words("SYSTEM_STARTD_ATTRS")
+    # STARTD_EXPRS is the obsolete name of STARTD_ATTRS (the whole-machine howto still uses it)
+    startd_attrs = _unique(read.words("STARTD_ATTRS") + read.words("STARTD_EXPRS") + read.words("SYSTEM_STARTD_ATTRS"))
     latches = read.words("STARTD_LATCH_EXPRS") + read.words("SYSTEM_STARTD_LATCH_EXPRS", "NumDynamicSlots")
-    slot_lists = {i: w for i in range(1, static_slots + 1) if (w := read.words(f"SLOT{i}_STARTD_ATTRS"))}
+    slot_lists = {i: w for i in range(1, static_slots + 1)
+                  if (w := _unique(read.words(f"SLOT{i}_STARTD_ATTRS") + read.words(f"SLOT{i}_STARTD_EXPRS")))}
     all_names = set(startd_attrs) | {a for w in slot_lists.values() for a in w} | set(latches)
     values = {a: read.expr(a) for a in all_names}
     slot_values: dict[int, dict[str, str | None]] = {}
@@ -359,7 +381,8 @@ def settings_from_config(config: ConfigSource, *, names: Iterable[str] | None = 
     max_types = read.integer("MAX_SLOT_TYPES", 10)
     consumption_names = ["CPUS", "MEMORY", "DISK", *resources, *inventory]
     slot_types = _slot_types(read, max_types, consumption_names)
-    attrs = _ad_attributes(read, sum(t.count for t in slot_types.values()) or max(num_cpus, 1))
+    static_slots = sum(t.count for t in slot_types.values()) or max(num_cpus, 1)
+    attrs = _ad_attributes(read, static_slots)
     modify = {r: v for r in ["RequestCpus", "RequestMemory", "RequestDisk",
                              *(f"Request{t}" for t in [*resources, *inventory])]
               if (v := read.expr(f"MODIFY_REQUEST_EXPR_{r.upper()}")) is not None}
@@ -394,6 +417,7 @@ def settings_from_config(config: ConfigSource, *, names: Iterable[str] | None = 
         slot_attr_values=attrs.slot_values,
         startd_slot_attrs=read.words("STARTD_SLOT_ATTRS") + read.words("STARTD_SLOT_EXPRS"),
         latch_exprs=attrs.latches,
+        obsolete_knobs=obsolete_knobs(read, static_slots),
         slots_connected_to_keyboard=read.integer("SLOTS_CONNECTED_TO_KEYBOARD", 0),
         slots_connected_to_console=read.integer("SLOTS_CONNECTED_TO_CONSOLE", 0),
         disconnected_keyboard_idle_boost=read.real("DISCONNECTED_KEYBOARD_IDLE_BOOST", 1200.0),

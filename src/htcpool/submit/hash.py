@@ -102,6 +102,14 @@ class SubmitHash:
                 return entry.value
         return None
 
+    def get_entry(self, name: str) -> tuple[str, int] | None:
+        """The unexpanded value of ``name`` and its line (marks it used), or None."""
+        entry = self.entries.get(name.lower())
+        if entry is None:
+            return None
+        entry.used = True
+        return entry.value, entry.line
+
     def get(self, *names: str) -> str | None:
         """The expanded, stripped value of the first of ``names`` that is defined."""
         raw = self.raw(*names)

@@ -14,6 +14,14 @@ A job ad is built in full for the first job of each queue statement. When
 building it touched no per-job macro (``$(Process)``, ``$(Item)``, …) and no
 random function, the other jobs of that statement are copies that differ
 only in ``ProcId``; otherwise each job is built on its own.
+
+With ``allow_factory`` a description that sets ``max_materialize`` or ``max_idle``
+(``materialize_max_idle``) by its first queue statement, or any description with
+``force_factory`` (condor_submit's ``-factory``), is a late-materialization factory
+(``htcpool.submit.materialize``): only its first job is built, ``SubmitResult.factory`` holds its
+limits, and later queue statements are ignored with a warning, as HTCondor does.
+``replay_factory`` runs a recipe up to its queue statement for the schedd, which then
+builds any proc with ``build_proc``.
 """
 
 from __future__ import annotations
@@ -23,10 +31,12 @@ from dataclasses import dataclass, field
 from htcpool.classad import ClassAd, EvalContext, ExprTree, fixed_clock
 from htcpool.classad.errors import ClassAdError, ClassAdParseError
 from htcpool.config.conditions import ConditionError, IfStack
+from htcpool.gcpause import paused_gc
 from htcpool.submit.errors import SubmitError, SubmitFileError
 from htcpool.submit.hash import SubmitHash
 from htcpool.submit.jobad import JobBuilder
-from htcpool.submit.queue import parse_queue
+from htcpool.submit.materialize import FACTORY_COMMANDS, FactoryLimits, SubmitDigest
+from htcpool.submit.queue import QueuePlan, parse_queue
 from htcpool.submit.settings import SubmitSettings
 from htcpool.submit.source import Assign, Conditional, Include, Queue, Statement, read_statements
 from htcpool.submit.world import FileSystemView, MemoryFileSystem, SubmitHost
@@ -41,6 +51,8 @@ class SubmitResult:
     cluster_id: int
     jobs: list[ClassAd] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    #: a late-materialization factory: its limits (``jobs`` then holds its first job only)
+    factory: FactoryLimits | None = None
 
 
 def classad_condition(text: str, now: float | None = None) -> bool:
@@ -65,7 +77,8 @@ def classad_condition(text: str, now: float | None = None) -> bool:
 
 class _Run:
     def __init__(self, file: str, host: SubmitHost, fs: FileSystemView, settings: SubmitSettings,
-                 cluster_id: int, extra: list[str]) -> None:
+                 cluster_id: int, extra: list[str], *, allow_factory: bool = False,
+                 force_factory: bool = False, replay: bool = False) -> None:
         self.file = file
         self.host = host
         self.fs = fs
@@ -75,6 +88,12 @@ class _Run:
         # One stack for the whole description: an included file shares its includer's blocks.
         self.ifs = IfStack(lambda text: classad_condition(text, host.now))
         self.extra = extra
+        self.allow_factory = allow_factory or force_factory or replay
+        self.force_factory = force_factory or replay
+        self.replay = replay
+        #: a factory's queue statement and limits, once its first queue statement ran
+        self.plan: QueuePlan | None = None
+        self.limits = FactoryLimits()
 
     def run(self, statements: list[Statement], depth: int = 0) -> None:
         for st in statements:
@@ -117,27 +136,30 @@ class _Run:
             raise SubmitFileError(str(exc), self.file, st.line) from None
 
     def queue(self, st: Queue) -> None:
+        if self.plan is not None:  # a factory: only the first queue statement counts
+            self.builder.warn(f"late materialization uses only the first queue statement; "
+                              f"'{st.text}' (line {st.line}) is ignored")
+            return
         try:
             plan = parse_queue(self.hash.expand(st.args), self.fs, self.host.cwd, now=self.host.now)
         except SubmitError as e:
             raise SubmitFileError(str(e), self.file, st.line, st.text) from None
+        if self.allow_factory and self._factory(plan):
+            return
+        for command in FACTORY_COMMANDS:  # not a factory here: the limits are known, not typos
+            self.hash.get_entry(command)
         cluster = self.result.cluster_id
         rows = plan.rows if plan.rows is not None else ((),)
         template: ClassAd | None = None
         for row_index, row in enumerate(rows):
             for step in range(plan.count):
                 proc = len(self.result.jobs)
-                job_vars = {"cluster": str(cluster), "clusterid": str(cluster), "process": str(proc),
-                            "procid": str(proc), "step": str(step), "row": str(row_index),
-                            "itemindex": str(row_index), "jobid": f"{cluster}.{proc}"}
-                for name, value in zip(plan.variables, row, strict=False):
-                    job_vars[name.lower()] = value
                 if template is not None:
                     ad = template.copy()
                     ad["ProcId"] = proc
                     self.result.jobs.append(ad)
                     continue
-                self.hash.set_job(job_vars)
+                self.hash.set_job(_job_vars(cluster, proc, plan.variables, row, step, row_index))
                 self.hash.touched_job = False
                 self.hash.expander.used_random = False
                 ad = self.builder.build(cluster, proc)
@@ -145,6 +167,46 @@ class _Run:
                 if not self.hash.touched_job and not self.hash.expander.used_random:
                     template = ad
         self.hash.set_job({})
+
+    def _factory(self, plan: QueuePlan) -> bool:
+        """Take ``plan`` as a factory's when the description asks for one; builds its first job."""
+        limits = {}
+        for command in FACTORY_COMMANDS:
+            text = self.hash.get_entry(command)
+            if text is None:
+                continue
+            value, line = text
+            try:
+                number = int(self.hash.expand(value).strip())
+            except ValueError:
+                raise SubmitFileError(f"{command} must be an integer, not '{value}'", self.file, line,
+                                      command) from None
+            if number < 0:
+                raise SubmitFileError(f"{command} must not be negative", self.file, line, command)
+            limits["max_materialize" if command == "max_materialize" else "max_idle"] = number
+        if not limits and not self.force_factory:
+            return False
+        self.plan = plan
+        self.limits = FactoryLimits(limits.get("max_materialize", 0), limits.get("max_idle", 0), plan.jobs())
+        self.result.factory = self.limits
+        if not self.replay and plan.jobs():
+            self.result.jobs.append(self.build_proc(0)[0])
+        return True
+
+    def build_proc(self, proc: int) -> tuple[ClassAd, bool]:
+        """A factory's proc ``proc``, and whether building it read a per-job macro or a random
+        function (if not, every proc is the same but for ``ProcId``)."""
+        plan = self.plan
+        assert plan is not None
+        count = max(plan.count, 1)
+        row_index, step = divmod(proc, count)
+        row = plan.rows[row_index] if plan.rows is not None else ()
+        cluster = self.result.cluster_id
+        self.hash.set_job(_job_vars(cluster, proc, plan.variables, row, step, row_index))
+        self.hash.touched_job = False
+        self.hash.expander.used_random = False
+        ad = self.builder.build(cluster, proc)
+        return ad, self.hash.touched_job or self.hash.expander.used_random
 
     def finish(self) -> SubmitResult:
         self.result.warnings = list(self.builder.warnings)
@@ -156,18 +218,47 @@ class _Run:
         return self.result
 
 
+def _job_vars(cluster: int, proc: int, variables: tuple[str, ...], row: tuple[str, ...], step: int,
+              row_index: int) -> dict[str, str]:
+    """The per-job macros of one job (keys lower case)."""
+    job_vars = {"cluster": str(cluster), "clusterid": str(cluster), "process": str(proc),
+                "procid": str(proc), "step": str(step), "row": str(row_index),
+                "itemindex": str(row_index), "jobid": f"{cluster}.{proc}"}
+    for name, value in zip(variables, row, strict=False):
+        job_vars[name.lower()] = value
+    return job_vars
+
+
 def submit_description(text: str, *, file: str = "", host: SubmitHost | None = None,
                        fs: FileSystemView | None = None, settings: SubmitSettings | None = None,
                        cluster_id: int = 1, extra_commands: list[str] | None = None,
-                       queue_args: str | None = None) -> SubmitResult:
+                       queue_args: str | None = None, allow_factory: bool = False,
+                       force_factory: bool = False) -> SubmitResult:
     """Build the job ads of a submit description.
 
     ``extra_commands`` are ``name = value`` lines applied before the first queue
     statement (condor_submit's ``-append``); ``queue_args`` replaces the file's
-    queue statements (``-queue``). Bad input raises ``SubmitFileError``.
+    queue statements (``-queue``). With ``allow_factory`` (or ``force_factory``) the
+    description may be a late-materialization factory (see the module docstring).
+    Bad input raises ``SubmitFileError``.
     """
     run = _Run(file, host or SubmitHost(), fs or MemoryFileSystem(), settings or SubmitSettings(),
-               cluster_id, list(extra_commands or []))
+               cluster_id, list(extra_commands or []), allow_factory=allow_factory,
+               force_factory=force_factory)
+    with paused_gc():  # a large cluster is many ads and no cycles (htcpool.gcpause)
+        _execute(run, text, file, queue_args)
+    return run.finish()
+
+
+def replay_factory(digest: SubmitDigest) -> _Run:
+    """The recipe's description run up to its queue statement, ready for ``build_proc``."""
+    run = _Run(digest.file, digest.host, digest.files, digest.settings, digest.cluster,
+               list(digest.extra_commands), replay=True)
+    _execute(run, digest.text, digest.file, digest.queue_args)
+    return run
+
+
+def _execute(run: _Run, text: str, file: str, queue_args: str | None) -> None:
     statements = read_statements(text, file)
     if queue_args is not None:
         statements = [s for s in statements if not isinstance(s, Queue)]
@@ -175,4 +266,3 @@ def submit_description(text: str, *, file: str = "", host: SubmitHost | None = N
     run.run(statements)
     if not any(isinstance(s, Queue) for s in statements):
         raise SubmitFileError("no queue statement in the submit file", file)
-    return run.finish()

@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from htcpool.classad.builtins import builtin
-from htcpool.classad.nodes import EvalState, Literal, list_values
+from htcpool.classad.nodes import EvalState, Literal, Node, list_values
 from htcpool.classad.values import ERROR, UNDEFINED, ListValue
 
 _WHITE = " \t\n\r"
@@ -156,10 +156,19 @@ def _version(v: Any) -> int | None:
     return low if low in (1, 2) else None
 
 
-@builtin("argsToList", 1, 2)
-def _args_to_list(s: EvalState, text: Any, version: Any = 2) -> Any:
-    vers = _version(version)
-    if vers is None or type(text) is not str:
+def _version_first(s: EvalState, version: Node | None) -> int | None:
+    """The syntax argument, evaluated before the other one as HTCondor does (a bad one is
+    ERROR without the other being evaluated at all)."""
+    return 2 if version is None else _version(version.compiled()(s))
+
+
+@builtin("argsToList", 1, 2, lazy=True)
+def _args_to_list(s: EvalState, arg: Node, version: Node | None = None) -> Any:
+    vers = _version_first(s, version)
+    if vers is None:
+        return ERROR
+    text = arg.compiled()(s)
+    if type(text) is not str:
         return ERROR
     items = text.split() if vers == 1 else split_v2(text)
     if items is None:
@@ -167,10 +176,13 @@ def _args_to_list(s: EvalState, text: Any, version: Any = 2) -> Any:
     return ListValue(tuple(Literal(x) for x in items), None)
 
 
-@builtin("listToArgs", 1, 2)
-def _list_to_args(s: EvalState, lst: Any, version: Any = 2) -> Any:
-    vers = _version(version)
-    if vers is None or type(lst) is not ListValue:
+@builtin("listToArgs", 1, 2, lazy=True)
+def _list_to_args(s: EvalState, arg: Node, version: Node | None = None) -> Any:
+    vers = _version_first(s, version)
+    if vers is None:
+        return ERROR
+    lst = arg.compiled()(s)
+    if type(lst) is not ListValue:
         return ERROR
     items = list_values(s, lst)
     if any(type(x) is not str for x in items):

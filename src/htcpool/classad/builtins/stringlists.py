@@ -146,12 +146,12 @@ def _intersect(s: EvalState, a: Any, b: Any, delims: Any = "") -> Any:
 
 def _subset(fold: bool) -> Any:
     def impl(s: EvalState, a: Any, b: Any, delims: Any = ", ") -> Any:
-        if a is UNDEFINED and b is UNDEFINED:
-            return UNDEFINED
         if delims is UNDEFINED:
             delims = ", "
         if type(delims) is not str:
             return ERROR
+        if a is UNDEFINED and b is UNDEFINED:
+            return UNDEFINED
         if a is UNDEFINED:
             return True if type(b) is str else ERROR
         if type(a) is not str:
@@ -161,7 +161,7 @@ def _subset(fold: bool) -> Any:
         wanted = string_list(a, delims)
         if a and not wanted:
             return False  # text made only of separators is not an empty list to HTCondor
-        if b is UNDEFINED:
+        if type(b) is not str:  # UNDEFINED: the only other value left
             return not wanted
         norm = ascii_lower if fold else (lambda x: x)
         have = {norm(x) for x in string_list(b, delims)}

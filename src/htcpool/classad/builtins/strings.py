@@ -19,16 +19,15 @@ from htcpool.classad.values import ERROR, UNDEFINED, ListValue
 _ASCII_UPPER = str.maketrans("abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
 
 
-def _concat(values: list[Any], sep: str | None) -> Any:
-    """Convert every value to a string and join them; ``sep`` None means strcat.
+def _join_values(values: list[Any]) -> Any:
+    """``join``: convert every value to a string and join them with the first.
 
-    For ``join`` (``sep`` not None) the first value is the separator and UNDEFINED
-    values are left out (an UNDEFINED separator is the empty string). As in HTCondor,
-    the separator goes only between a non-empty result so far and the next item.
+    UNDEFINED values are left out (an UNDEFINED separator is the empty string). As in
+    HTCondor, the separator goes only between a non-empty result so far and the next item.
     """
     parts: list[str] = []
     for i, v in enumerate(values):
-        if sep is not None and v is UNDEFINED:
+        if v is UNDEFINED:
             if i == 0:
                 parts.append("")
             continue
@@ -36,8 +35,6 @@ def _concat(values: list[Any], sep: str | None) -> Any:
         if type(text) is not str:
             return text
         parts.append(text)
-    if sep is None:
-        return "".join(parts)
     out = ""
     for part in parts[1:]:
         if out:
@@ -46,9 +43,17 @@ def _concat(values: list[Any], sep: str | None) -> Any:
     return out
 
 
-@builtin("strcat", 0, None)
-def _strcat(s: EvalState, *values: Any) -> Any:
-    return _concat(list(values), None)
+@builtin("strcat", 0, None, lazy=True)
+def _strcat(s: EvalState, *args: Node) -> Any:
+    """The arguments in order, stopping at the first UNDEFINED or ERROR (HTCondor does not
+    evaluate the rest: ``strcat(undefined, .a)`` is UNDEFINED even with no root ad)."""
+    parts: list[str] = []
+    for a in args:
+        text = to_string(a.compiled()(s))
+        if type(text) is not str:
+            return text
+        parts.append(text)
+    return "".join(parts)
 
 
 @builtin("join", 0, None, lazy=True)
@@ -63,7 +68,7 @@ def _join(s: EvalState, *args: Node) -> Any:
     items = values[1:]
     if all(v is UNDEFINED for v in items) and UNDEFINED in (values[0], *items) and ERROR not in values:
         return UNDEFINED
-    return _concat(values, "")
+    return _join_values(values)
 
 
 @builtin("substr", 2, 3)

@@ -1,0 +1,362 @@
+"""Starting starters by forking a server that has already imported the starter.
+
+Starting ``python -m htcpool.runtime.starter`` costs tens of milliseconds of CPU before the
+starter does anything (the interpreter, then psutil and the starter's modules): at hundreds
+of short jobs that is most of the startd's work. A ``ForkServer`` is one long-lived process
+per startd, started once, that imports the starter module and then only forks: each child
+becomes one starter with the request's pipes as its stdin, stdout and stderr and runs the
+starter's ``main`` with them. It is ``python -m htcpool.runtime.forkserver`` on one end of a
+UNIX socket pair; the startd holds the other.
+
+How it works:
+
+* the server is single-threaded and forks from its main loop, so a child never inherits a
+  lock held by another thread; the child restores the default signal handling, closes the
+  server's descriptors, moves the received ones to 0, 1 and 2, and runs ``starter.run``
+  (which ends with ``os._exit``);
+* a request is one ``socket.send_fds`` message: ``S <n>`` and the three descriptors (the
+  starter's stdin, stdout and stderr); the answer is ``P <n> <pid> 1`` with a pidfd of the
+  child attached (opened by the server before it can reap the child, so the startd's signals
+  go to that process even if its pid is later reused), or ``F <n> <why>``;
+* the server reaps its children (SIGCHLD wakes its loop through ``signal.set_wakeup_fd``)
+  and sends ``E <pid> <wait status>``; a starter's end is that message, as a process's end
+  is its exit status;
+* when the startd's end of the socket closes the server exits; its starters go on, and each
+  sees its stdin close, kills its job and ends (``starter``). When the server is gone the
+  startd learns a starter's end from its pidfd instead, with an unknown status (255).
+
+``ForkedStarter`` gives the startd what ``asyncio.subprocess.Process`` gives it for an
+exec'd starter (``stdin``, ``stdout``, ``pid``, ``returncode``, ``wait``, ``send_signal``,
+``kill``), so ``starter_client.StarterHandle`` works over either.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import selectors
+import signal
+import socket
+import sys
+from collections.abc import Mapping
+
+_UNKNOWN_STATUS = 255
+
+
+# ---------------------------------------------------------------------------- the server
+def _child(conn: socket.socket, wakeup: tuple[int, int], fds: list[int]) -> None:
+    """In the forked child: become a starter on ``fds`` (never returns)."""
+    code = 70
+    try:
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        conn.close()
+        for fd in wakeup:
+            os.close(fd)
+        for target, fd in enumerate(fds):
+            os.dup2(fd, target)
+        for fd in fds:
+            if fd > 2:
+                os.close(fd)
+        from htcpool.runtime import starter
+
+        starter.run()
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()
+    finally:
+        os._exit(code)
+
+
+def _fork(conn: socket.socket, wakeup: tuple[int, int], request: str, fds: list[int]) -> None:
+    """Serve one ``S <n>`` request."""
+    parts = request.split()
+    if len(parts) != 2 or parts[0] != "S" or len(fds) != 3:
+        for fd in fds:
+            os.close(fd)
+        conn.sendall(f"F {parts[1] if len(parts) > 1 else '?'} malformed request\n".encode())
+        return
+    try:
+        pid = os.fork()
+    except OSError as e:
+        conn.sendall(f"F {parts[1]} {e}\n".encode())
+        pid = -1
+    if pid == 0:
+        _child(conn, wakeup, fds)
+    for fd in fds:
+        os.close(fd)
+    if pid < 0:
+        return
+    pidfd = -1
+    with contextlib.suppress(OSError, AttributeError):
+        pidfd = os.pidfd_open(pid)
+    try:
+        socket.send_fds(conn, [f"P {parts[1]} {pid} {int(pidfd >= 0)}\n".encode()], [pidfd] if pidfd >= 0 else [])
+    finally:
+        if pidfd >= 0:
+            os.close(pidfd)
+
+
+def _reap(conn: socket.socket) -> None:
+    """Report every child that ended."""
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        with contextlib.suppress(OSError):
+            conn.sendall(f"E {pid} {status}\n".encode())
+
+
+def serve(fd: int) -> int:
+    """The server's loop on the socket ``fd`` until the startd closes its end."""
+    conn = socket.socket(fileno=fd)
+    conn.setblocking(True)
+    wakeup = os.pipe()
+    os.set_blocking(wakeup[0], False)
+    os.set_blocking(wakeup[1], False)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    signal.set_wakeup_fd(wakeup[1])
+    from htcpool.runtime import starter  # noqa: F401  (imported once, here, for every child)
+
+    selector = selectors.DefaultSelector()
+    selector.register(conn, selectors.EVENT_READ, "conn")
+    selector.register(wakeup[0], selectors.EVENT_READ, "wakeup")
+    while True:
+        for key, _ in selector.select(timeout=1.0):
+            if key.data == "wakeup":
+                with contextlib.suppress(OSError):
+                    os.read(wakeup[0], 512)
+                continue
+            try:
+                data, fds, _flags, _addr = socket.recv_fds(conn, 256, 3)
+            except OSError:
+                return 0
+            if not data:
+                return 0
+            _fork(conn, wakeup, data.decode(errors="replace"), fds)
+        _reap(conn)
+
+
+# ---------------------------------------------------------------------------- the startd's side
+class ForkedStarter:
+    """A starter forked by the server, as the startd sees it (see the module docstring)."""
+
+    def __init__(self, pid: int, pidfd: int, stdin: asyncio.StreamWriter, stdout: asyncio.StreamReader) -> None:
+        self.pid = pid
+        self.pidfd = pidfd
+        self.stdin = stdin
+        self.stdout = stdout
+        self.returncode: int | None = None
+        self._ended = asyncio.get_running_loop().create_future()
+
+    def ended(self, status: int) -> None:
+        """The server reaped it (or, the server gone, its pidfd said it ended)."""
+        if self.returncode is None:
+            self.returncode = os.waitstatus_to_exitcode(status) if status != _UNKNOWN_STATUS else _UNKNOWN_STATUS
+        if not self._ended.done():
+            self._ended.set_result(self.returncode)
+        if self.pidfd >= 0:
+            with contextlib.suppress(ValueError, OSError):
+                asyncio.get_running_loop().remove_reader(self.pidfd)
+            os.close(self.pidfd)
+            self.pidfd = -1
+
+    async def wait(self) -> int:
+        return await asyncio.shield(self._ended)
+
+    def send_signal(self, sig: int) -> None:
+        """``sig`` to the starter (ProcessLookupError once it has ended)."""
+        if self.returncode is not None:
+            raise ProcessLookupError(self.pid)
+        if self.pidfd >= 0:
+            signal.pidfd_send_signal(self.pidfd, sig)
+        else:
+            os.kill(self.pid, sig)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+
+async def _send_fds(sock: socket.socket, data: bytes, fds: list[int]) -> None:
+    """``socket.send_fds`` on a non-blocking socket, waiting while the server is behind."""
+    for _ in range(1000):
+        try:
+            socket.send_fds(sock, [data], fds)
+            return
+        except BlockingIOError:
+            await asyncio.sleep(0.005)
+    raise OSError("the fork server does not take requests")
+
+
+class ForkServer:
+    """The startd's connection to its fork server (started on first use)."""
+
+    def __init__(self, environment: Mapping[str, str] | None = None) -> None:
+        self.environment = dict(environment) if environment is not None else None
+        self.process: asyncio.subprocess.Process | None = None
+        self.sock: socket.socket | None = None
+        self._lock = asyncio.Lock()
+        self._answers: dict[str, asyncio.Future[tuple[int, int]]] = {}
+        self._children: dict[int, ForkedStarter] = {}
+        self._early: dict[int, int] = {}  # statuses of children ended before their answer was read
+        self._buffer = b""
+        self._fds: list[int] = []  # pidfds received whose answer line has not been read yet
+        self._serial = 0
+
+    async def _start(self) -> None:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            self.process = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "htcpool.runtime.forkserver", str(theirs.fileno()),
+                pass_fds=(theirs.fileno(),), stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
+                env=self.environment)
+        finally:
+            theirs.close()
+        ours.setblocking(False)
+        self.sock = ours
+        asyncio.get_running_loop().add_reader(ours.fileno(), self._readable)
+
+    @property
+    def running(self) -> bool:
+        return self.sock is not None
+
+    async def spawn(self, stderr_path: str | None) -> ForkedStarter:
+        """A new starter; OSError when none can be forked."""
+        loop = asyncio.get_running_loop()
+        async with self._lock:
+            if self.sock is None:
+                await self._start()
+            assert self.sock is not None
+            in_r, in_w = os.pipe()
+            out_r, out_w = os.pipe()
+            err = os.open(stderr_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644) if stderr_path \
+                else os.open(os.devnull, os.O_WRONLY)
+            self._serial += 1
+            key = str(self._serial)
+            answer: asyncio.Future[tuple[int, int]] = loop.create_future()
+            self._answers[key] = answer
+            try:
+                await _send_fds(self.sock, f"S {key}".encode(), [in_r, out_w, err])
+            except OSError:
+                self._answers.pop(key, None)
+                for fd in (in_r, in_w, out_r, out_w, err):
+                    os.close(fd)
+                raise
+            finally:
+                for fd in (in_r, out_w, err):
+                    with contextlib.suppress(OSError):
+                        os.close(fd)
+        try:
+            pid, pidfd = await answer
+        except OSError:
+            os.close(in_w)
+            os.close(out_r)
+            raise
+        return await self._wrap(pid, pidfd, in_w, out_r)
+
+    async def _wrap(self, pid: int, pidfd: int, in_w: int, out_r: int) -> ForkedStarter:
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader(limit=2 ** 20)
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(out_r, "rb", 0))
+        transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin,
+                                                            os.fdopen(in_w, "wb", 0))
+        writer = asyncio.StreamWriter(transport, protocol, None, loop)
+        child = ForkedStarter(pid, pidfd, writer, reader)
+        self._children[pid] = child
+        if pid in self._early:
+            self._ended(pid, self._early.pop(pid))
+        elif self.sock is None:
+            self._watch_pidfd(child)
+        return child
+
+    def _readable(self) -> None:
+        assert self.sock is not None
+        try:
+            data, fds, _flags, _addr = socket.recv_fds(self.sock, 65536, 16)
+        except BlockingIOError:
+            return
+        except OSError:
+            data, fds = b"", []
+        if not data:
+            for fd in fds:
+                os.close(fd)
+            self._lost()
+            return
+        self._buffer += data
+        self._fds += fds
+        while b"\n" in self._buffer:
+            line, self._buffer = self._buffer.split(b"\n", 1)
+            self._message(line.decode(errors="replace").split(" "), self._fds)
+
+    def _message(self, parts: list[str], fds: list[int]) -> None:
+        kind = parts[0]
+        if kind == "P" and len(parts) == 4:
+            answer = self._answers.pop(parts[1], None)
+            pidfd = fds.pop(0) if parts[3] == "1" and fds else -1
+            if answer is not None and not answer.done():
+                answer.set_result((int(parts[2]), pidfd))
+            elif pidfd >= 0:
+                os.close(pidfd)
+        elif kind == "F" and len(parts) >= 2:
+            answer = self._answers.pop(parts[1], None)
+            if answer is not None and not answer.done():
+                answer.set_exception(OSError(f"the fork server could not start a starter: {' '.join(parts[2:])}"))
+        elif kind == "E" and len(parts) == 3:
+            self._ended(int(parts[1]), int(parts[2]))
+
+    def _ended(self, pid: int, status: int) -> None:
+        child = self._children.pop(pid, None)
+        if child is None:
+            self._early[pid] = status
+        else:
+            child.ended(status)
+
+    def _watch_pidfd(self, child: ForkedStarter) -> None:
+        """The server is gone: learn the starter's end from its pidfd, status unknown."""
+        if child.pidfd < 0:
+            child.ended(_UNKNOWN_STATUS)
+            return
+        asyncio.get_running_loop().add_reader(child.pidfd, lambda: self._ended(child.pid, _UNKNOWN_STATUS))
+
+    def _lost(self) -> None:
+        """The server's end closed: its starters' ends come from their pidfds from now on."""
+        if self.sock is not None:
+            with contextlib.suppress(ValueError, OSError):
+                asyncio.get_running_loop().remove_reader(self.sock.fileno())
+            self.sock.close()
+            self.sock = None
+        for answer in self._answers.values():
+            if not answer.done():
+                answer.set_exception(OSError("the fork server ended"))
+        self._answers.clear()
+        for child in list(self._children.values()):
+            self._watch_pidfd(child)
+
+    async def close(self) -> None:
+        """Close the server's socket and wait for the server to exit (its starters go on)."""
+        self._lost()
+        if self.process is not None and self.process.returncode is None:
+            try:
+                await asyncio.wait_for(self.process.wait(), 5.0)
+            except TimeoutError:
+                self.process.kill()
+                await self.process.wait()
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1 or not args[0].isdigit():
+        print("usage: python -m htcpool.runtime.forkserver FD", file=sys.stderr)
+        return 2
+    return serve(int(args[0]))
+
+
+__all__ = ["ForkServer", "ForkedStarter", "main", "serve"]
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,194 @@
+"""The pool's keys and tokens on disk, read from the configuration; the gate each daemon uses.
+
+At first start (``ensure_pool_credentials``, called by ``htcpool up`` and by every daemon) the
+pool gets a random signing key, ``SEC_TOKEN_POOL_SIGNING_KEY_FILE`` (by default
+``SEC_PASSWORD_DIRECTORY/POOL``, that is ``$(LOCAL_DIR)/passwords.d/POOL``), and the daemons'
+own token, ``condor@<TRUST_DOMAIN>`` signed with it, in ``LOCAL_DIR/pool.token``; both are
+readable by the pool's user only. The daemons present that token to each other. A token that no
+longer verifies (another issuer, a replaced key, an old shared secret) is made again.
+
+Tools and the bindings look for a token to present on a TCP port (``client_token``) in
+``SEC_TOKEN_DIRECTORY`` (``~/.condor/tokens.d`` by default), then ``SEC_TOKEN_SYSTEM_DIRECTORY``
+(``$(LOCAL_DIR)/tokens.d``), then the pool's own ``pool.token``, taking the first issued by the
+pool's trust domain (written, public, to ``run/trust_domain`` at start); files they cannot read
+are skipped. On the pool's own host they rarely need one: the Unix socket authenticates them.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from htcpool.runtime.security.authz import Policy
+from htcpool.runtime.security.gate import Gate, Settings
+from htcpool.runtime.security.levels import CONFIGURED_LEVELS, Level
+from htcpool.runtime.security.tokens import (
+    POOL_KEY,
+    KeyRing,
+    TokenError,
+    TokenVerifier,
+    choose_token,
+    create_token,
+    ensure_key,
+    read_key,
+    read_tokens,
+)
+
+if TYPE_CHECKING:
+    from htcpool.config import Config
+    from htcpool.runtime.layout import PoolLayout
+
+DAEMON_USER = "condor"
+
+
+@dataclass(frozen=True)
+class SecurityPaths:
+    """Where the configuration puts the pool's keys and tokens, and the pool's trust domain."""
+
+    password_dir: Path
+    pool_key: Path
+    system_tokens: Path
+    user_tokens: Path
+    trust_domain: str
+    uid_domain: str
+
+    @classmethod
+    def of(cls, config: Config, layout: PoolLayout) -> SecurityPaths:
+        def path(knob: str, default: Path) -> Path:
+            value = config.get_str(knob)
+            return Path(value) if value else default
+
+        password_dir = path("SEC_PASSWORD_DIRECTORY", layout.root / "passwords.d")
+        user_dir = config.get_str("SEC_TOKEN_DIRECTORY") or str(Path("~/.condor/tokens.d").expanduser())
+        uid_domain = config.get_str("UID_DOMAIN") or "localhost"
+        return cls(password_dir, path("SEC_TOKEN_POOL_SIGNING_KEY_FILE", password_dir / POOL_KEY),
+                   path("SEC_TOKEN_SYSTEM_DIRECTORY", layout.root / "tokens.d"), Path(user_dir),
+                   config.get_str("TRUST_DOMAIN") or uid_domain, uid_domain)
+
+    def keyring(self) -> KeyRing:
+        return KeyRing(self.password_dir, self.pool_key)
+
+
+def ensure_pool_credentials(layout: PoolLayout, paths: SecurityPaths, now: float | None = None) -> str:
+    """The daemons' token, with the signing key it needs made first when missing (module docstring)."""
+    ensure_key(paths.pool_key)
+    verifier = TokenVerifier(paths.keyring(), paths.trust_domain)
+    moment = time.time() if now is None else now
+    try:
+        token = layout.token_file.read_text().strip()
+        if verifier.verify(token, moment).identity == daemon_identity(paths):
+            _write_public(layout.run / "trust_domain", paths.trust_domain)
+            return token
+    except (OSError, TokenError):
+        pass
+    token = create_token(read_key(paths.pool_key), POOL_KEY, daemon_identity(paths), paths.trust_domain, moment)
+    tmp = layout.token_file.with_name(f".pool.token.{os.getpid()}")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(token + "\n")
+    os.replace(tmp, layout.token_file)
+    _write_public(layout.run / "trust_domain", paths.trust_domain)
+    return token
+
+
+def daemon_identity(paths: SecurityPaths) -> str:
+    return f"{DAEMON_USER}@{paths.trust_domain}"
+
+
+def _write_public(path: Path, text: str) -> None:
+    try:
+        if path.read_text().strip() == text:
+            return
+    except OSError:
+        pass
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}")
+    tmp.write_text(text + "\n")
+    os.chmod(tmp, 0o644)
+    os.replace(tmp, path)
+
+
+def gate_settings(config: Config, paths: SecurityPaths, subsystem: str, pool_user: str) -> Settings:
+    """What the gate of daemon ``subsystem`` takes from ``config``."""
+    policy = Policy.from_lookup(config.get_str, subsystem, pool_user)
+    default = (config.get_str("SEC_DEFAULT_AUTHENTICATION") or "REQUIRED").upper()
+    optional = set()
+    for level in CONFIGURED_LEVELS:
+        value = (config.get_str(f"SEC_{level}_AUTHENTICATION") or default).upper()
+        if value in ("OPTIONAL", "NEVER"):
+            optional.add(level)
+    names = {"localhost", config.get_str("FULL_HOSTNAME") or "", config.get_str("HOSTNAME") or ""}
+    supers = frozenset(u for u in re.split(r"[\s,]+", config.get_str("QUEUE_SUPER_USERS") or "") if u)
+    return Settings(policy, paths.uid_domain, frozenset(optional), frozenset(n for n in names if n), supers)
+
+
+def daemon_gate(layout: PoolLayout, config: Callable[[], Config], subsystem: str,
+                clock: Callable[[], float] = time.time) -> Gate:
+    """The gate of a daemon whose current configuration ``config`` returns (re-read on reconfig)."""
+    import pwd
+
+    pool_user = pwd.getpwuid(os.geteuid()).pw_name
+    paths = SecurityPaths.of(config(), layout)
+    cache: dict[int, Settings] = {}
+
+    def settings() -> Settings:
+        current = config()
+        found = cache.get(id(current))
+        if found is None:
+            cache.clear()
+            found = cache[id(current)] = gate_settings(current, SecurityPaths.of(current, layout),
+                                                       subsystem, pool_user)
+        return found
+
+    return Gate(TokenVerifier(paths.keyring(), paths.trust_domain), settings, clock)
+
+
+def user_token_directory(layout: PoolLayout) -> Path:
+    """``SEC_TOKEN_DIRECTORY`` as the pool's configuration (or the environment) sets it, else
+    ``~/.condor/tokens.d``."""
+    from htcpool.config import ConfigError, read_config
+
+    named = os.environ.get("_CONDOR_SEC_TOKEN_DIRECTORY")
+    if named:
+        return Path(named).expanduser()
+    if layout.config.exists():
+        try:
+            env = dict(os.environ, CONDOR_CONFIG=str(layout.config))
+            value = read_config(str(layout.config), environ=env, subsystem="TOOL").get_str("SEC_TOKEN_DIRECTORY")
+        except (ConfigError, OSError):
+            value = None
+        if value:
+            return Path(value).expanduser()
+    return Path("~/.condor/tokens.d").expanduser()
+
+
+def client_token(layout: PoolLayout, user_tokens: Path | None = None) -> str | None:
+    """A token for the pool in ``layout`` that this user can read (module docstring); None if none."""
+    try:
+        issuer: str | None = (layout.run / "trust_domain").read_text().strip() or None
+    except OSError:
+        issuer = None
+    user_dir = user_tokens or user_token_directory(layout)
+    candidates = read_tokens([user_dir, layout.root / "tokens.d"])
+    try:
+        own = layout.token_file.read_text().strip()
+        candidates.append((layout.token_file, own))
+    except OSError:
+        pass
+    return choose_token(candidates, issuer)
+
+
+def ping_levels(names: tuple[str, ...]) -> tuple[str, ...]:
+    """condor_ping's level arguments, ``ALL`` standing for every level."""
+    if any(n.upper() == "ALL" for n in names):
+        return tuple(str(level) for level in CONFIGURED_LEVELS)
+    return tuple(n.upper() for n in names)
+
+
+__all__ = ["DAEMON_USER", "Level", "SecurityPaths", "client_token", "daemon_gate", "daemon_identity",
+           "ensure_pool_credentials", "gate_settings", "ping_levels", "user_token_directory"]
