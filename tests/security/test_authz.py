@@ -68,6 +68,7 @@ def test_an_unset_list_denies_except_where_htcpool_has_a_default() -> None:
     assert p.check(Level.ADMINISTRATOR, "root@host", OTHER) is None
     assert p.check(Level.CONFIG, "root@host", OTHER) is not None
     assert p.check(Level.ADVERTISE_STARTD, "condor@pool", OTHER) is None  # DAEMON's default
+    assert p.check(Level.DAEMON, "root@host", OTHER) is None  # the pool's own user (root here)
 
 
 def test_a_personal_pool_lets_only_its_user_write() -> None:

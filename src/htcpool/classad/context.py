@@ -16,6 +16,18 @@ complete: the public API raises ``ClassAdEvaluationError`` saying which
 function asked, so a caller that forgot the clock fails loudly instead of
 silently reading some time. Evaluations that never look at the time need no
 clock.
+
+Work is bounded (docs/reliability.md). Each evaluation may follow at most
+``budget`` attribute references whose expressions are not plain literals; past
+that, every further reference evaluates to ERROR, so an ad whose attributes
+double at each reference (``A1 = A0 + A0`` … ``A60``) ends in ERROR after a
+fixed amount of work instead of 2**60 steps. A context without a budget of its
+own uses the process's default, which a daemon sets once from the knob
+``CLASSAD_EVALUATION_BUDGET`` (``set_evaluation_limits``); regular expressions
+likewise stop after the process's ``regex_timeout`` seconds (knob
+``CLASSAD_REGEX_TIMEOUT``) and give ERROR. Both defaults are far above what any
+real policy needs and are not part of an evaluation's result otherwise, so the
+simulator and tests replay exactly.
 """
 
 from __future__ import annotations
@@ -48,6 +60,8 @@ class EvalContext:
     * ``local_zone_name``: what ``formatTime`` prints for ``%Z``.
     * ``user_home``: backs ``userHome()``: the home directory of a user, or None when
       the user is unknown; None (the default) treats every user as unknown.
+    * ``budget``: how many attribute references one evaluation may follow before they
+      give ERROR; None (the default) takes the process's default (``evaluation_budget``).
     """
 
     clock: Callable[[], float] | None = None
@@ -58,6 +72,7 @@ class EvalContext:
     local_zone: int = 0
     local_zone_name: str = "UTC"
     user_home: Callable[[str], str | None] | None = None
+    budget: int | None = None
 
     def time_int(self, reader: str = "time()") -> int:
         """The clock's reading in whole seconds; ``reader`` names what asked, for the error."""
@@ -68,6 +83,49 @@ class EvalContext:
             raise NoClock(f"{reader} reads the current time, and the evaluation was given no clock "
                               "(pass EvalContext(clock=...))")
         return int(clock())
+
+
+#: Attribute references one evaluation may follow (``CLASSAD_EVALUATION_BUDGET``): a
+#: Requirements or policy of a real pool follows tens to a few hundred; ten thousand take
+#: 10 to 25 ms of this interpreter's time, which bounds one evaluation of a hostile ad.
+DEFAULT_EVALUATION_BUDGET = 10_000
+
+#: Seconds one regular-expression search may run (``CLASSAD_REGEX_TIMEOUT``) before
+#: it gives ERROR: a real pattern over an attribute takes microseconds.
+DEFAULT_REGEX_TIMEOUT = 0.1
+
+
+class _Limits:
+    """The process's evaluation limits; a daemon sets them from its configuration."""
+
+    budget = DEFAULT_EVALUATION_BUDGET
+    regex_timeout = DEFAULT_REGEX_TIMEOUT
+
+
+def set_evaluation_limits(budget: int | None = None, regex_timeout: float | None = None) -> None:
+    """Set the process's default work budget and regular-expression time limit.
+
+    None leaves a limit as it is. Values must be positive; the caller (the daemon
+    reading ``CLASSAD_EVALUATION_BUDGET``/``CLASSAD_REGEX_TIMEOUT``) reports bad ones.
+    """
+    if budget is not None:
+        if budget < 1:
+            raise ValueError(f"evaluation budget must be at least 1, not {budget}")
+        _Limits.budget = budget
+    if regex_timeout is not None:
+        if not regex_timeout > 0:
+            raise ValueError(f"regular-expression time limit must be positive, not {regex_timeout}")
+        _Limits.regex_timeout = regex_timeout
+
+
+def evaluation_budget() -> int:
+    """The process's default budget of attribute references per evaluation."""
+    return _Limits.budget
+
+
+def regex_timeout() -> float:
+    """The process's limit, in seconds, on one regular-expression search."""
+    return _Limits.regex_timeout
 
 
 #: The context of an evaluation given none: old-ClassAd semantics, no clock.

@@ -22,6 +22,10 @@ carries the current ad, the root ad, the remaining attribute depth and the conte
   them once per tree and the closures only pay at attribute references. Going
   past ``MAX_ATTRIBUTE_DEPTH`` is an evaluation failure (``EvalFailure``), which
   the public API reports as an exception.
+* work is bounded: ``deref`` and ``eval_in`` spend one unit of the evaluation's
+  ``budget`` (``EvalContext.budget``, docs/reliability.md) per expression they
+  start; at zero they return ERROR without evaluating, so every later reference
+  is ERROR at once and the evaluation ends after a fixed amount of work.
 
 ``nodes`` and this module need each other: the closures call ``deref``/``lookup``/
 ``select``, and these build and recognise nodes. Each imports the other's names at
@@ -33,6 +37,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from htcpool.classad.context import _Limits
 from htcpool.classad.values import ERROR, UNDEFINED, ListValue
 
 if TYPE_CHECKING:
@@ -55,13 +60,16 @@ class NoClock(EvalFailure):
 class EvalState:
     """The mutable state of one evaluation."""
 
-    __slots__ = ("cur", "root", "depth", "ctx", "left", "right", "busy", "busy_pairs")
+    __slots__ = ("cur", "root", "depth", "ctx", "left", "right", "busy", "busy_pairs", "budget")
 
     def __init__(self, cur: ClassAd | None, ctx: EvalContext) -> None:
         self.cur = cur
         self.root = root_of(cur)
         self.depth = MAX_ATTRIBUTE_DEPTH
         self.ctx = ctx
+        budget = ctx.budget
+        # expressions this evaluation may still start (see the module docstring)
+        self.budget = _Limits.budget if budget is None else budget
         # attributes being evaluated: lower-cased name -> its ad (the common case), and
         # (id(ad), name) pairs for a name under way in two ads at once
         self.busy: dict[str, Any] = {}
@@ -101,6 +109,10 @@ def eval_in(s: EvalState, node: Node, ad: ClassAd | None, cost: int = 0) -> Any:
         raise EvalFailure("attribute references nested too deeply")
     if type(node) is Literal:
         return node.value
+    budget = s.budget
+    if budget <= 0:
+        return ERROR
+    s.budget = budget - 1
     fn = node._rfn or node.root_fn()
     if node._h > depth:
         raise EvalFailure("expression nested too deeply")
@@ -123,6 +135,10 @@ def deref(s: EvalState, node: Node, ad: ClassAd, key: str, cost: int) -> Any:
         raise EvalFailure("attribute references nested too deeply")
     if type(node) is Literal:
         return node.value
+    budget = s.budget
+    if budget <= 0:
+        return ERROR
+    s.budget = budget - 1
     fn = node._rfn or node.root_fn()
     if node._h > depth:
         raise EvalFailure("expression nested too deeply")
@@ -227,7 +243,10 @@ def subscript_value(s: EvalState, base: Any, index: Any) -> Any:
             return UNDEFINED
         sub = EvalState(base, s.ctx)
         sub.depth = s.depth
-        return deref(sub, node, base, key, 0)
+        sub.budget = s.budget
+        v = deref(sub, node, base, key, 0)
+        s.budget = sub.budget
+        return v
     if tb is ListValue and ti is int:
         if index < 0 or index >= len(base.items):
             if -(2**31) <= index < 2**31:

@@ -53,13 +53,13 @@ def _print(reply: PingReply, target: str, table: bool, verbose: bool) -> None:
     if table:
         print(f"{'Instruction':>18} {'Authentication':>14} {'Encryption':>10} {'Decision':>8} Identity")
         for level, ok in results:
-            print(f"{level:>18} {reply.method:>14} {'none':>10} {'ALLOW' if ok else 'DENY':>8} {reply.identity}")
+            print(f"{level:>18} {reply.method:>14} {reply.encryption:>10} {'ALLOW' if ok else 'DENY':>8} {reply.identity}")
         return
     for level, ok in results:
         if verbose:
             print(f"Destination:                 {target}")
             print(f"Instruction:                 {level}")
-            print("Encryption:                  none")
+            print(f"Encryption:                  {reply.encryption}")
             print(f"Authenticated using:         {reply.method}")
             print(f"Remote Mapping:              {reply.identity}")
             print(f"Seen from:                   {reply.peer}")

@@ -46,6 +46,7 @@ from htcpool.submit import (
     recorded_digest,
     submit_description,
 )
+from htcpool.submit.limits import decode_text, read_limited
 
 if TYPE_CHECKING:
     from htcpool.cli.wire import WireClient
@@ -61,10 +62,14 @@ class DiskFileSystem:
             return None
 
     def read_text(self, path: str) -> str | None:
+        """The file's text; None if it cannot be opened. A file past ``MAX_INPUT_BYTES`` (such as
+        ``/dev/zero``), or one that is not UTF-8 text, raises a ``SubmitError`` saying so."""
         try:
-            return Path(path).read_text()
+            with open(path, "rb") as stream:
+                data = read_limited(stream, path)
         except OSError:
             return None
+        return decode_text(data, path)
 
     def list_dir(self, path: str) -> list[tuple[str, bool]] | None:
         try:
@@ -144,9 +149,16 @@ def main(argv: list[str]) -> int:
         return 1
     name = files[0] if files else "-"
     try:
-        text = sys.stdin.read() if name == "-" else Path(name).read_text()
+        if name == "-":
+            text = decode_text(read_limited(sys.stdin.buffer, "standard input"), "standard input")
+        else:
+            with open(name, "rb") as stream:
+                text = decode_text(read_limited(stream, name), name)
     except OSError as e:
         print(f"ERROR: Failed to open command file ({e.strerror})", file=sys.stderr)
+        return 1
+    except SubmitError as e:
+        print(f"ERROR: {e}", file=sys.stderr)
         return 1
     try:
         settings, facts = pool_settings()

@@ -9,7 +9,8 @@ needs (``docs/pool.md``, "Protocol and transport"): ``POST /v1/message`` with
 one encoded protocol message as the JSON body, on one kept-alive connection:
 to the daemon's Unix socket (``unix:<path>``), where the kernel tells the
 daemon who the user is, or to its TCP address with a token as a bearer token
-(docs/security.md). ``daemon_client`` picks the socket when the pool has one.
+(docs/security.md): HTTPS verified against the pool's certificate authority, or
+plain HTTP on loopback; a token is never sent in clear text across the network. ``daemon_client`` picks the socket when the pool has one.
 A ``Failure`` answer, a refused connection or a malformed answer raise
 ``WireError`` with a sentence that says which.
 """
@@ -19,6 +20,7 @@ from __future__ import annotations
 import http.client
 import json
 import socket
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from htcpool.protocol import Failure, ProtocolError, decode, encode
@@ -55,25 +57,35 @@ class WireClient:
     """Messages to one daemon at ``url`` (``http://host:port`` or ``unix:<path>``), over one
     connection; ``token`` (TCP only) is sent as a bearer token when there is one."""
 
-    def __init__(self, url: str, token: str | None = None, timeout: float = 30.0) -> None:
+    def __init__(self, url: str, token: str | None = None, timeout: float = 30.0,
+                 ca_file: Path | None = None) -> None:
+        from htcpool.runtime.security.tls import token_may_travel
+
         self.url = url
-        self.token = token
+        self.token = token if token and token_may_travel(url) else None  # never in clear off the host
         self._connection: http.client.HTTPConnection
         if url.startswith("unix:"):
             self._connection = _UnixConnection(url.removeprefix("unix:"), timeout)
             return
-        rest = url.split("://", 1)[-1].rstrip("/")
+        scheme, _, rest = url.rstrip("/").rpartition("://")
         host, _, port = rest.rpartition(":")
-        if not host or not port.isdigit():
-            raise WireError(f"the daemon's address {url!r} is not http://host:port")
-        self._connection = http.client.HTTPConnection(host.strip("[]"), int(port), timeout=timeout)
+        if not host or not port.isdigit() or scheme not in ("http", "https"):
+            raise WireError(f"the daemon's address {url!r} is not http://host:port or https://host:port")
+        if scheme == "https":
+            import ssl
+
+            context = ssl.create_default_context(cafile=str(ca_file) if ca_file and ca_file.exists() else None)
+            self._connection = http.client.HTTPSConnection(host.strip("[]"), int(port), timeout=timeout,
+                                                           context=context)
+        else:
+            self._connection = http.client.HTTPConnection(host.strip("[]"), int(port), timeout=timeout)
 
     def send(self, message: object) -> Any:
         """Send ``message`` and return the decoded answer."""
         body = json.dumps(encode(message), separators=(",", ":")).encode()
         headers = {"Content-Type": "application/json"}
         if self.token and not self.url.startswith("unix:"):
-            headers["Authorization"] = f"Bearer {self.token}"
+            headers["Authorization"] = f"Bearer {self.token}"  # only where it may travel (__init__)
         try:
             self._connection.request("POST", PATH, body=body, headers=headers)
             response = self._connection.getresponse()
@@ -107,4 +119,4 @@ def daemon_client(layout: PoolLayout, daemon: str, timeout: float = 30.0) -> Wir
         raise WireError(f"the {daemon} of the pool in {layout.root} is not running (run `htcpool up`)")
     from htcpool.runtime.security.credentials import client_token
 
-    return WireClient(url, client_token(layout), timeout)
+    return WireClient(url, client_token(layout), timeout, layout.ca_file)

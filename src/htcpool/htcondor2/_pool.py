@@ -73,7 +73,7 @@ class Connection:
                 raise HTCondorException(f"no pool in {self.root} (no pool token; start one with "
                                         "`htcpool up`)")
             layout = self.layout
-            self._client = SyncClient(lambda: client_token(layout), self.timeout)
+            self._client = SyncClient(lambda: client_token(layout), self.timeout, layout.ca_file)
         return self._client
 
     def send(self, daemon: str, message: Any, url: str | None = None) -> Any:

@@ -4,7 +4,8 @@
 QUERY_ACCOUNTING_ADS answer: the record's attributes plus ``Name``, ``Priority`` (the EUP),
 ``IsAccountingGroup``, ``AccountingGroup``, ``LastUpdate`` and, for groups, ``EffectiveQuota``,
 ``ConfigQuota``, ``SubtreeQuota``, ``GroupSortKey``, ``SurplusPolicy`` and ``Requested`` (what
-``condor_userprio -quotas`` shows).
+``condor_userprio -quotas`` shows). Groups come first, breadth first from ``<none>`` (which is always
+answered, so a pool with no records still has its table), then the submitters.
 
 ``apply_userprio(accountant, command, now)`` carries out one change (``-setfactor``, ``-setprio``,
 ``-resetusage`` …): ``USERPRIO_OPERATIONS`` maps each ``UserprioOp`` to its accountant call. Every

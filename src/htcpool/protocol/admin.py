@@ -61,7 +61,8 @@ class Ping:
 @dataclass(frozen=True, slots=True)
 class PingReply:
     """The daemon's answer to ``Ping``: the identity it authenticated, by which method, the
-    address it saw, and for each asked level whether it is authorized (with the reason when not)."""
+    address it saw, whether the connection is encrypted (``TLS`` or ``none``), and for each asked
+    level whether it is authorized (with the reason when not)."""
 
     identity: str
     method: str
@@ -69,3 +70,4 @@ class PingReply:
     authorized: tuple[str, ...] = ()
     denied: tuple[str, ...] = ()
     reasons: tuple[str, ...] = ()
+    encryption: str = "none"

@@ -38,10 +38,17 @@ from htcpool.clock import wall_clock
 from htcpool.config import Config, read_config
 from htcpool.protocol import AdList, Command, DaemonCommand, How, Ok, QueryAds
 from htcpool.runtime.debug_levels import apply_debug_levels
+from htcpool.runtime.eval_limits import apply_evaluation_limits
 from htcpool.runtime.http import DaemonClient, RequestRefused, make_app
 from htcpool.runtime.layout import PoolLayout
-from htcpool.runtime.security.credentials import SecurityPaths, daemon_gate, ensure_pool_credentials
+from htcpool.runtime.security.credentials import (
+    SecurityPaths,
+    daemon_gate,
+    ensure_pool_credentials,
+    pool_tls,
+)
 from htcpool.runtime.security.peercred import bind_unix, with_peer_credentials
+from htcpool.runtime.security.tls import TlsFiles
 
 log = logging.getLogger("htcpool.daemon")
 H = TypeVar("H")
@@ -166,9 +173,11 @@ class Daemon:
         self.layout = layout
         self.config = config
         self.clock = clock
-        self.token = ensure_pool_credentials(layout, SecurityPaths.of(config, layout))
+        paths = SecurityPaths.of(config, layout)
+        self.token = ensure_pool_credentials(layout, paths)
         self.gate = daemon_gate(layout, lambda: self.config, self.kind, clock)
-        self.client = client if client is not None else DaemonClient(self.token)
+        self.tls = pool_tls(config, layout, paths, bind_host(config))  # None: plain HTTP on loopback
+        self.client = client if client is not None else DaemonClient(self.token, ca_file=layout.ca_file)
         self.outbox = Outbox(self.client, clock)
         self.url = ""
         self.service: Service | None = None
@@ -184,7 +193,7 @@ class Daemon:
     @property
     def sinful(self) -> str:
         """This daemon's address in HTCondor's form: ``<ip:port?addrs=ip-port&alias=host>``."""
-        hostport = self.url.removeprefix("http://")
+        hostport = self.url.partition("://")[2]
         ip, _, port = hostport.rpartition(":")
         return f"<{hostport}?addrs={ip}-{port}&alias={self.host}>"
 
@@ -216,6 +225,7 @@ class Daemon:
     def reread_config(self) -> Config:
         """Read the pool's configuration again (condor_reconfig); the daemon keeps the new one."""
         self.config = daemon_config(self.layout, self.kind.upper(), self.local_name)
+        apply_evaluation_limits(self.config)  # CLASSAD_EVALUATION_BUDGET, CLASSAD_REGEX_TIMEOUT
         return self.config
 
     def address_of(self, daemon: str) -> str | None:
@@ -265,33 +275,29 @@ class Daemon:
     async def run(self, service: Service, host: str = "127.0.0.1") -> None:
         self.service = service
         apply_debug_levels(self.config, self.kind)  # <SUBSYS>_DEBUG, ALL_DEBUG
+        apply_evaluation_limits(self.config)  # CLASSAD_EVALUATION_BUDGET, CLASSAD_REGEX_TIMEOUT
         # IPPROTO_TCP, not 0: asyncio turns Nagle's algorithm off (TCP_NODELAY) only on sockets that
         # say they are TCP, and accepted connections inherit the protocol. With Nagle on, a reply
         # written as headers then body waits for the client's delayed ACK: 40 ms per message.
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((host, 0))
-        self.url = f"http://{host}:{sock.getsockname()[1]}"
+        scheme = "http" if self.tls is None else "https"
+        self.url = f"{scheme}://{host}:{sock.getsockname()[1]}"
         app = make_app(service.handle, self.gate, self.name)
-        sockets = [sock]
         local = bind_unix(str(self.layout.socket_file(self.name)))
         if local is None:
             log.warning("%s: no Unix socket (the path %s is too long); local users need a token",
                         self.name, self.layout.socket_file(self.name))
-        else:
-            sockets.append(local)
-        from uvicorn.protocols.http.auto import AutoHTTPProtocol
-
-        # proxy_headers off: the client address is the peer's, never one a request header names
-        server = _QuietServer(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off",
-                                             proxy_headers=False,
-                                             http=with_peer_credentials(AutoHTTPProtocol)))
+        servers = [(_server(app, self.tls), [sock])]
+        if local is not None:
+            servers.append((_server(app, None), [local]))  # the Unix socket never leaves the host
         loop = asyncio.get_running_loop()
         loop.add_signal_handler(signal.SIGTERM, self.request_stop, How.GRACEFUL)
         loop.add_signal_handler(signal.SIGINT, self.request_stop, How.GRACEFUL)
         loop.add_signal_handler(signal.SIGQUIT, self.request_stop, How.FAST)
-        serving = asyncio.create_task(server.serve(sockets=sockets))
-        while not server.started and not serving.done():
+        tasks = [asyncio.create_task(each.serve(sockets=socks)) for each, socks in servers]
+        while not all(each.started for each, _ in servers) and not any(t.done() for t in tasks):
             await asyncio.sleep(0.01)
         await service.start()
         self.layout.write_address(self.name, self.url)
@@ -309,10 +315,23 @@ class Daemon:
                 with contextlib.suppress(OSError):
                     self.layout.socket_file(self.name).unlink()
         timers.cancel()
-        server.should_exit = True
-        await serving
+        for each, _ in servers:
+            each.should_exit = True
+        await asyncio.gather(*tasks)
         await self.outbox.close()
         await self.client.close()
+
+
+def _server(app: Any, tls: TlsFiles | None) -> _QuietServer:
+    """A uvicorn server for ``app``: HTTPS with ``tls``; the peer's uid on Unix sockets; the
+    client address always the peer's (proxy headers off: no request header can name another)."""
+    from uvicorn.protocols.http.auto import AutoHTTPProtocol
+
+    extra: dict[str, Any] = {} if tls is None else {
+        "ssl_certfile": str(tls.cert), "ssl_keyfile": str(tls.key)}
+    return _QuietServer(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off",
+                                       proxy_headers=False, http=with_peer_credentials(AutoHTTPProtocol),
+                                       **extra))
 
 
 def daemon_config(layout: PoolLayout, subsystem: str, local_name: str | None = None) -> Config:

@@ -16,7 +16,9 @@ unexpected errors are logged and answered with 500, and the daemon keeps running
 ``DaemonClient`` (async, for daemons) and ``SyncClient`` (for the command-line
 tools) send a message and decode the answer; a ``Failure`` answer raises
 ``RequestRefused`` on the client side too. An address ``unix:<path>`` reaches a
-daemon's Unix socket. Both leave ``HTTP_PROXY`` and the like alone
+daemon's Unix socket; ``https://`` addresses are verified against the pool's
+certificate authority; a token is attached only where it may travel (HTTPS,
+loopback, in process), never in clear text across the network. Both leave ``HTTP_PROXY`` and the like alone
 (``trust_env=False``): daemons of one pool talk to each other directly.
 """
 
@@ -24,7 +26,9 @@ from __future__ import annotations
 
 import json
 import logging
+import ssl
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -37,6 +41,7 @@ from htcpool import protocol
 from htcpool.protocol import Failure, Ok, Ping, ProtocolError
 from htcpool.runtime.security.authz import Policy
 from htcpool.runtime.security.gate import Gate, Refused, Settings, SharedSecret
+from htcpool.runtime.security.tls import client_context, token_may_travel
 
 log = logging.getLogger("htcpool.http")
 
@@ -79,7 +84,7 @@ def make_app(handler: Handler, gate: Gate | str, name: str = "daemon") -> Starle
         except ProtocolError as e:
             return _answer(Failure(400, str(e)), 400)
         if isinstance(msg, Ping):
-            return _answer(door.ping(peer, msg.levels))
+            return _answer(door.ping(peer, msg.levels, "TLS" if request.url.scheme == "https" else "none"))
         try:
             door.authorize(peer, msg, name)
         except Refused as e:
@@ -110,15 +115,37 @@ def _decode_reply(response: httpx.Response) -> Any:
     return reply
 
 
+class _Bearer(httpx.Auth):
+    """The token as a bearer token, on requests it may travel with (``tls.token_may_travel``);
+    ``anywhere``: on every request (an in-process transport, where nothing leaves the process)."""
+
+    def __init__(self, token: str | None, anywhere: bool = False) -> None:
+        self.token = token
+        self.anywhere = anywhere
+
+    def auth_flow(self, request: httpx.Request) -> Any:
+        if self.token and (self.anywhere or token_may_travel(str(request.url))):
+            request.headers["Authorization"] = f"Bearer {self.token}"
+        yield request
+
+
+def _verify(ca_file: Path | None) -> ssl.SSLContext | bool:
+    """Trust the pool's CA when it has one (its daemons then speak HTTPS), else the defaults."""
+    if ca_file is not None and ca_file.exists():
+        return client_context(ca_file)
+    return True
+
+
 class DaemonClient:
     """Sends messages to daemons from inside an asyncio daemon. ``transport`` replaces the network
-    (httpx's ``ASGITransport`` reaches an application in the same process, as tests do)."""
+    (httpx's ``ASGITransport`` reaches an application in the same process, as tests do);
+    ``ca_file`` is the pool's certificate authority, for daemons that speak HTTPS."""
 
     def __init__(self, token: str, timeout: float = 10.0,
-                 transport: httpx.AsyncBaseTransport | None = None) -> None:
+                 transport: httpx.AsyncBaseTransport | None = None, ca_file: Path | None = None) -> None:
         self._client = httpx.AsyncClient(
-            headers={"Authorization": f"Bearer {token}"}, timeout=timeout, trust_env=False,
-            transport=transport)
+            auth=_Bearer(token, anywhere=transport is not None), timeout=timeout, trust_env=False,
+            transport=transport, verify=_verify(ca_file))
 
     async def send(self, url: str, message: object, timeout: float | None = None) -> Any:
         kw: dict[str, Any] = {} if timeout is None else {"timeout": timeout}
@@ -129,16 +156,14 @@ class DaemonClient:
         await self._client.aclose()
 
 
-def _headers(token: str | None) -> dict[str, str]:
-    return {"Authorization": f"Bearer {token}"} if token else {}
-
-
 class SyncClient:
     """Sends messages to daemons from a command-line tool: ``http://host:port`` with the token (when
     there is one), or ``unix:<path>``, a daemon's Unix socket, where the uid identifies the user."""
 
-    def __init__(self, token: str | None | Callable[[], str | None], timeout: float = 30.0) -> None:
+    def __init__(self, token: str | None | Callable[[], str | None], timeout: float = 30.0,
+                 ca_file: Path | None = None) -> None:
         self.timeout = timeout
+        self.ca_file = ca_file
         self._token = token  # a callable is asked on the first TCP request (finding one reads files)
         self._remote: httpx.Client | None = None
         self._local: dict[str, httpx.Client] = {}
@@ -147,7 +172,8 @@ class SyncClient:
     def _client(self) -> httpx.Client:
         if self._remote is None:
             token = self._token() if callable(self._token) else self._token
-            self._remote = httpx.Client(headers=_headers(token), timeout=self.timeout, trust_env=False)
+            self._remote = httpx.Client(auth=_Bearer(token), timeout=self.timeout, trust_env=False,
+                                        verify=_verify(self.ca_file))
         return self._remote
 
     def send(self, url: str, message: object) -> Any:

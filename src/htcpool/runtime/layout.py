@@ -9,6 +9,7 @@ A pool lives in one local directory (``LOCAL_DIR``)::
     run/<daemon>.address the URL each daemon listens on; run/master.pid
     run/<daemon>.sock    each daemon's Unix socket: local users are known by their uid there
     run/trust_domain     the pool's TRUST_DOMAIN, which clients pick their tokens by
+    run/ca.pem           the pool's certificate authority, when its TCP ports speak HTTPS
     log/<Daemon>Log      each daemon's log
     spool/               the schedd's queue and history (SQLite), the accountant's records
     execute/             the starters' scratch directories
@@ -72,6 +73,11 @@ class PoolLayout:
 
     def log_file(self, daemon: str) -> Path:
         return self.log / f"{daemon.capitalize()}Log"
+
+    @property
+    def ca_file(self) -> Path:
+        """The pool's certificate authority, public (present when its daemons speak HTTPS)."""
+        return self.run / "ca.pem"
 
     def socket_file(self, daemon: str) -> Path:
         return self.run / f"{daemon.lower()}.sock"

@@ -152,7 +152,7 @@ class PoolClient:
         self.layout = layout
         if not layout.token_file.exists():
             raise PoolNotRunning(f"no pool in {layout.root} (run `htcpool up`)")
-        self.client = SyncClient(lambda: client_token(layout), timeout)
+        self.client = SyncClient(lambda: client_token(layout), timeout, layout.ca_file)
 
     def url(self, daemon: str) -> str:
         url = self.layout.read_address(daemon)

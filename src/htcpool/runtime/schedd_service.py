@@ -272,9 +272,9 @@ class ScheddService:
                 self.daemon.poke()
 
     def _flush_logs(self) -> None:
-        for event, ad in self.core.take_log_events():
-            if ad is None or "UserLog" in ad:  # a queued job without a log has nothing to write
-                self.logs.write(event, ad)
+        # a queued job without a log has nothing to write; each log is opened once per flush
+        self.logs.write_all((event, ad) for event, ad in self.core.take_log_events()
+                            if ad is None or "UserLog" in ad)
         for warning in self.core.take_warnings():
             log.warning("%s", warning)
 

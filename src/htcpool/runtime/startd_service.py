@@ -399,7 +399,7 @@ class StartdService:
         async def resolve() -> str | None:
             return self.daemon.address_of("master")
 
-        log.info("asking the master to %s the startd", command.value)
+        log.info("asking the master to %s the startd", "turn off" if command is Command.OFF else command.value)
         self.daemon.outbox.post("master", DaemonCommand(command, daemons=(self.daemon.name,)), resolve)
 
     async def _policy_problem(self, a: m.PolicyProblem) -> None:

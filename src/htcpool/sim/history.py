@@ -67,7 +67,8 @@ def scan(path: Path) -> HistoryScan:
         times.clear()
 
     with path.open() as f:
-        for count, raw in enumerate(f, 1):
+        for raw in f:
+            count += 1
             line = raw.strip()
             if not line or line.startswith("***"):
                 close()

@@ -89,7 +89,10 @@ def gpu_commands(b: JobBuilder) -> None:
             b.set_expr(attr, value, key)
     memory = b.get("gpus_minimum_memory", "GPUsMinMemory")
     if memory:
-        scaled = scaled_request(memory, "M")
+        try:
+            scaled = scaled_request(memory, "M")
+        except ValueError as e:
+            raise b.fail(f"gpus_minimum_memory: {e}", "gpus_minimum_memory", "GPUsMinMemory") from None
         if scaled is None:
             b.set_expr("GPUsMinMemory", memory, "gpus_minimum_memory")
         else:

@@ -233,7 +233,10 @@ class JobBuilder:
         if text.lower() == "undefined":
             return
         if unit is not None:
-            scaled = scaled_request(text, unit)
+            try:
+                scaled = scaled_request(text, unit)
+            except ValueError as e:
+                raise self.fail(f"{key}: {e}", key) from None
             if scaled is not None:
                 if unit == "M":
                     gpus.missing_units(self, key, text, "megabytes", "K, M, G or T")

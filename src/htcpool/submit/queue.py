@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from htcpool.classad import EvalContext, ExprTree, fixed_clock
 from htcpool.classad.errors import ClassAdError
 from htcpool.submit.errors import SubmitError
+from htcpool.submit.limits import MAX_QUEUE_COUNT, clip
 from htcpool.submit.world import FileSystemView, glob_names
 
 _KEYWORD = re.compile(r"(?i)(?:^|\s|,)(in|from|matching)(?=\s|\(|\[|$)")
@@ -38,6 +39,12 @@ class QueuePlan:
     def jobs(self) -> int:
         return self.count * (1 if self.rows is None else len(self.rows))
 
+    def check(self) -> None:
+        """Refuse a plan whose last ProcId would not fit HTCondor's 32-bit integer."""
+        if self.jobs() > MAX_QUEUE_COUNT + 1:
+            raise QueueError(f"the queue statement asks for {self.jobs()} jobs (at most "
+                             f"{MAX_QUEUE_COUNT + 1}: ProcId is a 32-bit integer)")
+
 
 def _count(text: str, now: float | None) -> int:
     if not text:
@@ -46,9 +53,12 @@ def _count(text: str, now: float | None) -> int:
     try:
         value = ExprTree(text).evaluate(context=context)
     except ClassAdError:
-        raise QueueError(f"invalid queue count '{text}'") from None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-        raise QueueError(f"queue count '{text}' is not a non-negative integer")
+        raise QueueError(f"invalid queue count '{clip(text)}'") from None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
+        raise QueueError(f"queue count '{clip(text)}' is not a non-negative integer")
+    if value > MAX_QUEUE_COUNT:  # also infinity; checked before the jobs are counted or built
+        raise QueueError(f"queue count '{clip(text)}' is too large (at most {MAX_QUEUE_COUNT}: "
+                         "ProcId is a 32-bit integer)")
     return int(value)
 
 
@@ -76,7 +86,7 @@ def parse_queue(args: str, fs: FileSystemView, cwd: str, *, now: float | None = 
     args = args.strip()
     match = _KEYWORD.search(args)
     if match is None:
-        return QueuePlan(_count(args, now), (), None)
+        return QueuePlan(_count(args, now), (), None)  # the count is at most MAX_QUEUE_COUNT
     head = args[: match.start(1)].strip().rstrip(",").strip()
     keyword = match.group(1).lower()
     rest = args[match.end(1):].strip()
@@ -110,7 +120,9 @@ def parse_queue(args: str, fs: FileSystemView, cwd: str, *, now: float | None = 
         if where is not None:
             items = items[where]
     rows = tuple(_split_row(item, len(variables)) for item in items)
-    return QueuePlan(count, variables, rows)
+    plan = QueuePlan(count, variables, rows)
+    plan.check()
+    return plan
 
 
 def _matching(rest: str, fs: FileSystemView, cwd: str) -> list[str]:

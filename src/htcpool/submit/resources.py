@@ -34,13 +34,18 @@ RESERVED_REQUESTS = frozenset({"cpu", "gpu", "gpus_memory", "gpu_memory"})
 
 
 def scaled_request(text: str, unit: str) -> int | None:
-    """``text`` (a number with optional unit) in ``unit`` ('M' or 'K'), or None if not a number."""
+    """``text`` (a number with optional unit) in ``unit`` ('M' or 'K'), or None if not a number.
+
+    A number too large for a 64-bit integer raises ``ValueError`` saying so."""
     match = _NUMBER_UNIT.match(text)
     if not match:
         return None
     number, suffix = float(match.group(1)), (match.group(2) or unit).upper()
     power = _SCALE[suffix] - _SCALE[unit]
-    return math.ceil(number * 1024**power) if power >= 0 else math.ceil(number / 1024 ** (-power))
+    scaled = number * 1024**power if power >= 0 else number / 1024 ** (-power)
+    if not scaled < 2**63:  # a 400-digit request: HTCondor's integers have 64 bits
+        raise ValueError(f"'{text if len(text) <= 40 else text[:39] + '…'}' is too large a number")
+    return math.ceil(scaled)
 
 
 def literal_number(node: Node) -> float | None:

@@ -35,6 +35,7 @@ from htcpool.gcpause import paused_gc
 from htcpool.submit.errors import SubmitError, SubmitFileError
 from htcpool.submit.hash import SubmitHash
 from htcpool.submit.jobad import JobBuilder
+from htcpool.submit.limits import check_integer, clip
 from htcpool.submit.materialize import FACTORY_COMMANDS, FactoryLimits, SubmitDigest
 from htcpool.submit.queue import QueuePlan, parse_queue
 from htcpool.submit.settings import SubmitSettings
@@ -119,7 +120,10 @@ class _Run:
 
     def include(self, st: Include, depth: int) -> None:
         path = self.host.absolute(self.hash.expand(st.path))
-        text = self.fs.read_text(path)
+        try:
+            text = self.fs.read_text(path)  # a file past the size limit raises (submit.limits)
+        except SubmitError as e:
+            raise SubmitFileError(str(e), self.file, st.line) from None
         if text is None:
             if st.if_exists:
                 return
@@ -148,6 +152,7 @@ class _Run:
             return
         for command in FACTORY_COMMANDS:  # not a factory here: the limits are known, not typos
             self.hash.get_entry(command)
+        self._check_job_count(plan, st)
         cluster = self.result.cluster_id
         rows = plan.rows if plan.rows is not None else ((),)
         template: ClassAd | None = None
@@ -168,6 +173,14 @@ class _Run:
                     template = ad
         self.hash.set_job({})
 
+    def _check_job_count(self, plan: QueuePlan, st: Queue) -> None:
+        """Refuse, before building any, more jobs than MAX_JOBS_PER_SUBMISSION allows."""
+        most = self.builder.settings.max_jobs_per_submission
+        total = len(self.result.jobs) + plan.jobs()
+        if 0 < most < total:
+            raise SubmitFileError(f"Number of submitted jobs would exceed MAX_JOBS_PER_SUBMISSION "
+                                  f"({total} > {most})", self.file, st.line, st.text)
+
     def _factory(self, plan: QueuePlan) -> bool:
         """Take ``plan`` as a factory's when the description asks for one; builds its first job."""
         limits = {}
@@ -177,10 +190,12 @@ class _Run:
                 continue
             value, line = text
             try:
-                number = int(self.hash.expand(value).strip())
+                number = check_integer(command, int(self.hash.expand(value).strip()))
             except ValueError:
-                raise SubmitFileError(f"{command} must be an integer, not '{value}'", self.file, line,
-                                      command) from None
+                raise SubmitFileError(f"{command} must be an integer, not '{clip(value)}'", self.file,
+                                      line, command) from None
+            except SubmitError as e:
+                raise SubmitFileError(str(e), self.file, line, command) from None
             if number < 0:
                 raise SubmitFileError(f"{command} must not be negative", self.file, line, command)
             limits["max_materialize" if command == "max_materialize" else "max_idle"] = number

@@ -52,6 +52,9 @@ class SubmitSettings:
     submit_allow_getenv: bool = True
     warn_on_unused_submit_file_macros: bool = True
     container_shared_fs: str = ""
+    #: MAX_JOBS_PER_SUBMISSION: the jobs one description may build at once (0: no cap here,
+    #: the schedd's own still applies; htcpool.submit.limits)
+    max_jobs_per_submission: int = 0
     #: SUBMIT_ATTRS and friends: (attribute, expression text) put in the ad before the commands
     submit_attrs: tuple[tuple[str, str], ...] = ()
     #: the ``+Name`` / ``MY.Name`` entries of SUBMIT_ATTRS: set over the submit file's commands

@@ -81,7 +81,7 @@ def _debug(s: EvalState, arg: Node) -> Any:
 
 @builtin("unresolved", 1, 2, lazy=True)
 def _unresolved(s: EvalState, arg: Node, pattern: Node | None = None) -> Any:
-    from htcpool.classad.builtins.regex import compile_pattern
+    from htcpool.classad.builtins.regex import compile_pattern, search
     from htcpool.classad.builtins.types import utf8
 
     if type(arg) is not AttrRef:
@@ -98,7 +98,11 @@ def _unresolved(s: EvalState, arg: Node, pattern: Node | None = None) -> Any:
     rx = compile_pattern(text, "")
     if rx is None:
         return ERROR
-    return any(rx.search(utf8(n)) is not None for n in names)
+    for n in names:
+        found = search(rx, utf8(n))
+        if found is not False:
+            return found  # True, or ERROR when the search ran out of time
+    return False
 
 
 def _unresolved_names(s: EvalState, node: Node) -> list[str]:

@@ -1,14 +1,21 @@
 """Regular expressions: ``regexp``, ``regexpMember``, ``regexps``, ``replace``, ``replaceall``.
 
-HTCondor uses PCRE on the bytes of its strings, without UTF-8 mode. Here Python's
-``re`` runs on the UTF-8 bytes as well, so ``.`` matches one byte and ``i`` folds
-ASCII letters only, as PCRE does. Options are letters, any case, others ignored:
+HTCondor uses PCRE on the bytes of its strings, without UTF-8 mode. Here the
+``regex`` package (a backtracking engine close to PCRE, with a time limit) runs on
+the UTF-8 bytes as well, so ``.`` matches one byte and ``i`` folds ASCII letters
+only, as PCRE does. Options are letters, any case, others ignored:
 ``i`` caseless, ``m`` multiline, ``s`` dot matches newline, ``x`` extended, and for
 substitution ``f`` (return the whole target with the replacement in place) and
 ``g`` (replace every match). PCRE syntax is mapped where Python spells it
-differently (``(?<name>…)``, ``\\z``, ``\\Z``); constructs Python lacks (recursion,
-``\\K``, callouts, ``\\R``, ``\\h``, ``\\v`` as a class) make the pattern invalid,
-which gives ERROR where PCRE would match.
+differently (``(?<name>…)``, ``\\z``, ``\\Z``); ``regex`` knows most of the rest
+of PCRE (``\\K``, ``\\R``, ``\\h``, POSIX classes, branch reset), and what it lacks
+(callouts, some recursion forms) makes the pattern invalid, which gives ERROR where
+PCRE would match.
+
+Every search runs under the process's time limit (``CLASSAD_REGEX_TIMEOUT``,
+``htcpool.classad.context.regex_timeout``, docs/reliability.md): a pattern that
+backtracks catastrophically gives ERROR once the limit passes, and a substitution
+runs all its searches as one scan under one limit.
 
 ``regexpMember`` with an invalid pattern matches nothing. Substitution follows
 HTCondor's loop, including its quirks: after an empty match the next match must
@@ -25,10 +32,15 @@ import re
 from functools import lru_cache
 from typing import Any
 
+import regex
+
 from htcpool.classad.builtins import builtin
 from htcpool.classad.builtins.types import from_utf8, utf8
+from htcpool.classad.context import regex_timeout
 from htcpool.classad.nodes import EvalState, list_item
 from htcpool.classad.values import ERROR, UNDEFINED, ListValue
+
+Pattern = regex.Pattern  # compiled patterns are of this type (bytes)
 
 _NAMED_GROUP = re.compile(rb"\(\?<(?=[A-Za-z_])")
 _PCRE_ESCAPES = re.compile(rb"\\(.)", re.S)
@@ -47,25 +59,33 @@ def _translate(pattern: bytes) -> bytes:
 
 
 @lru_cache(maxsize=512)
-def compile_pattern(pattern: str, options: str) -> re.Pattern[bytes] | None:
+def compile_pattern(pattern: str, options: str) -> Any:
     """The compiled form of a PCRE pattern with HTCondor's option letters, or None if invalid."""
     flags = 0
     low = options.lower()
     if "i" in low:
-        flags |= re.IGNORECASE
+        flags |= regex.IGNORECASE
     if "m" in low:
-        flags |= re.MULTILINE
+        flags |= regex.MULTILINE
     if "s" in low:
-        flags |= re.DOTALL
+        flags |= regex.DOTALL
     if "x" in low:
-        flags |= re.VERBOSE
+        flags |= regex.VERBOSE
     try:
-        return re.compile(_translate(utf8(pattern)), flags)
-    except (re.error, OverflowError, RecursionError):
+        return regex.compile(_translate(utf8(pattern)), flags)
+    except (regex.error, OverflowError, RecursionError, ValueError, IndexError):
         return None
 
 
-def _groups_used(m: re.Match[bytes]) -> int:
+def search(rx: Any, target: bytes) -> Any:
+    """``rx.search(target)`` under the time limit: True, False, or ERROR once it runs out."""
+    try:
+        return rx.search(target, timeout=regex_timeout()) is not None
+    except TimeoutError:
+        return ERROR
+
+
+def _groups_used(m: Any) -> int:
     """PCRE's return code: one more than the highest group that took part in the match."""
     used = 1
     for i in range(1, (m.re.groups or 0) + 1):
@@ -74,7 +94,7 @@ def _groups_used(m: re.Match[bytes]) -> int:
     return used
 
 
-def _expand(m: re.Match[bytes], replacement: bytes) -> bytes | None:
+def _expand(m: Any, replacement: bytes) -> bytes | None:
     used = _groups_used(m)
     out = bytearray()
     i, n = 0, len(replacement)
@@ -92,37 +112,42 @@ def _expand(m: re.Match[bytes], replacement: bytes) -> bytes | None:
     return bytes(out)
 
 
-def substitute(rx: re.Pattern[bytes], target: bytes, replacement: bytes, full: bool, every: bool) -> Any:
+def substitute(rx: Any, target: bytes, replacement: bytes, full: bool, every: bool) -> Any:
+    """HTCondor's substitution loop over one scan of ``target`` (under one time limit).
+
+    The scan's own rule for empty matches is PCRE's retry in HTCondor's loop: after an
+    empty match at ``idx`` the scan takes a non-empty match starting at ``idx`` if there
+    is one, and otherwise moves on from ``idx + 1``; where it moves on, HTCondor copies
+    the character at ``idx`` (even without ``f``), and at the end of the target it fails.
+    """
     out = bytearray()
     idx = 0
     empty_match = False
-    while True:
-        if empty_match:
-            m = rx.match(target, idx)
-            if m is not None and m.end() == idx:
-                m = None
-            if m is None:
+    try:
+        for m in rx.finditer(target, timeout=regex_timeout()):
+            start, end = m.span()
+            if empty_match and start != idx:
+                out.append(target[idx])  # HTCondor's loop steps over one character
+                idx += 1
+            if full:
+                out += target[idx:start]
+            text = _expand(m, replacement)
+            if text is None:
+                return ERROR
+            out += text
+            idx = end
+            empty_match = start == end
+            if not every:
+                break
+        else:
+            if empty_match:
                 if idx >= len(target):
                     # HTCondor steps past the end of the target and PCRE refuses the offset.
                     return ERROR
                 out.append(target[idx])
                 idx += 1
-                empty_match = False
-                continue
-        else:
-            m = rx.search(target, idx)
-            if m is None:
-                break
-        if full:
-            out += target[idx : m.start()]
-        text = _expand(m, replacement)
-        if text is None:
-            return ERROR
-        out += text
-        idx = m.end()
-        empty_match = m.start() == m.end()
-        if not every:
-            break
+    except TimeoutError:
+        return ERROR
     if full:
         out += target[idx:]
     return from_utf8(bytes(out))
@@ -147,7 +172,7 @@ def _regexp(s: EvalState, pattern: Any, target: Any, options: Any = "") -> Any:
     rx = compile_pattern(pattern, options)
     if rx is None:
         return ERROR
-    return rx.search(utf8(target)) is not None
+    return search(rx, utf8(target))
 
 
 @builtin("regexpMember", 2, 3)
@@ -165,8 +190,10 @@ def _regexp_member(s: EvalState, pattern: Any, targets: Any, options: Any = "") 
             maybe_undefined = True
         elif type(v) is not str:
             return ERROR
-        elif rx is not None and rx.search(utf8(v)) is not None:
-            return True
+        elif rx is not None:
+            found = search(rx, utf8(v))
+            if found is not False:
+                return found
     return UNDEFINED if maybe_undefined else False
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from htcpool.classad.builtins import builtin
-from htcpool.classad.builtins.regex import compile_pattern
+from htcpool.classad.builtins.regex import compile_pattern, search
 from htcpool.classad.builtins.types import c_strtod, real_to_int, utf8
 from htcpool.classad.nodes import EvalState
 from htcpool.classad.operators import ascii_lower
@@ -184,4 +184,8 @@ def _regexp_member(s: EvalState, pattern: Any, text: Any, delims: Any = ", ", op
     items = string_list(text, delims)
     if not items:
         return UNDEFINED
-    return any(rx.search(utf8(item)) is not None for item in items)
+    for item in items:
+        found = search(rx, utf8(item))
+        if found is not False:
+            return found  # True, or ERROR when the search ran out of time
+    return False

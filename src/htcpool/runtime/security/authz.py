@@ -18,9 +18,10 @@ or of a level that implies L (``levels.IMPLIED_BY``), matches it without that le
 list matching. A knob that is not set falls back as the manual says (``ALLOW_ADVERTISE_*`` to
 ``ALLOW_DAEMON``), then to htcpool's defaults, which are those of ``use security:recommended``:
 anyone authenticated may READ and WRITE; ``condor@*`` (the daemons' identity) and ``root@*`` may
-administer; ``condor@*`` is the only DAEMON and NEGOTIATOR. A pool whose daemons do not run as
-root is a personal pool (``use security:user_based``): its user also administers and acts as a
-daemon, and only that user and the daemons may WRITE. ``ALLOW_CONFIG`` is empty unless set.
+administer; ``condor@*`` and the OS user the daemons run as (who can read the pool's keys, so
+could act as the daemons anyway) are DAEMON and NEGOTIATOR. A pool whose daemons do not run as
+root is a personal pool (``use security:user_based``): its user also administers, and only that
+user and the daemons may WRITE. ``ALLOW_CONFIG`` is empty unless set.
 The subsystem's own knob (``ALLOW_READ_SCHEDD``) is preferred to the general one.
 
 Everything here is pure: the caller gives the knob lookup and the peer's host names.
@@ -155,11 +156,11 @@ def default_allow(level: Level, pool_user: str) -> str:
     if level.name.startswith("ADVERTISE_"):
         level = Level.DAEMON  # the manual: unset ADVERTISE levels take DAEMON's setting
     personal = pool_user not in ("", "root", "condor")
-    owner = f" {pool_user}@*" if personal else ""
+    owner = f" {pool_user}@*" if pool_user and pool_user != "condor" else ""
     return {
         Level.READ: "*",
         Level.WRITE: f"condor@*{owner}" if personal else "*",
-        Level.ADMINISTRATOR: f"condor@* root@*{owner}",
+        Level.ADMINISTRATOR: "condor@* root@*" + (owner if personal else ""),
         Level.DAEMON: f"condor@*{owner}",
         Level.NEGOTIATOR: f"condor@*{owner}",
     }.get(level, "")

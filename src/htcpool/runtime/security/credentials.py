@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 from htcpool.runtime.security.authz import Policy
 from htcpool.runtime.security.gate import Gate, Settings
 from htcpool.runtime.security.levels import CONFIGURED_LEVELS, Level
+from htcpool.runtime.security.tls import TlsFiles, ensure_tls
 from htcpool.runtime.security.tokens import (
     POOL_KEY,
     KeyRing,
@@ -190,5 +191,46 @@ def ping_levels(names: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(n.upper() for n in names)
 
 
+
+
+def _first_file(value: str | None) -> Path | None:
+    for item in re.split(r"[\s,]+", value or ""):
+        if item and Path(item).is_file():
+            return Path(item)
+    return None
+
+
+def pool_tls(config: Config, layout: PoolLayout, paths: SecurityPaths, bind: str) -> TlsFiles | None:
+    """The TLS files of a daemon bound to ``bind``, made when missing; None for plain HTTP.
+
+    HTTPS when ``SEC_DEFAULT_ENCRYPTION`` is REQUIRED, or the daemon binds an address other than
+    loopback and encryption is not OPTIONAL or NEVER. The certificate is the pool's own
+    (``tls.ensure_tls``) unless ``AUTH_SSL_CLIENT_CAFILE``, ``AUTH_SSL_SERVER_CERTFILE`` and
+    ``AUTH_SSL_SERVER_KEYFILE`` all name files: then those, the CA published to ``run/ca.pem``."""
+    import ipaddress
+    import shutil
+
+    mode = (config.get_str("SEC_DEFAULT_ENCRYPTION") or "").upper()
+    if mode in ("OPTIONAL", "NEVER"):
+        return None
+    try:
+        loopback = ipaddress.ip_address(bind).is_loopback
+    except ValueError:
+        loopback = bind == "localhost"
+    if mode != "REQUIRED" and loopback:
+        return None
+    ca = _first_file(config.get_str("AUTH_SSL_CLIENT_CAFILE"))
+    cert = _first_file(config.get_str("AUTH_SSL_SERVER_CERTFILE"))
+    key = _first_file(config.get_str("AUTH_SSL_SERVER_KEYFILE"))
+    if ca is not None and cert is not None and key is not None:
+        if not layout.ca_file.exists() or layout.ca_file.read_bytes() != ca.read_bytes():
+            shutil.copyfile(ca, layout.ca_file)
+            os.chmod(layout.ca_file, 0o644)
+        return TlsFiles(layout.ca_file, cert, key)
+    names = [n for n in (config.get_str("FULL_HOSTNAME"), config.get_str("HOSTNAME")) if n]
+    addresses = [a for a in (bind, config.get_str("IP_ADDRESS")) if a and a not in ("0.0.0.0", "::")]
+    return ensure_tls(paths.password_dir, layout.ca_file, names, addresses)
+
+
 __all__ = ["DAEMON_USER", "Level", "SecurityPaths", "client_token", "daemon_gate", "daemon_identity",
-           "ensure_pool_credentials", "gate_settings", "ping_levels", "user_token_directory"]
+           "ensure_pool_credentials", "gate_settings", "ping_levels", "pool_tls", "user_token_directory"]

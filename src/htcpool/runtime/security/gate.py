@@ -110,6 +110,7 @@ class Gate:
         self.local_ips = local_ips if local_ips is not None else local_addresses()
         self._decisions: dict[tuple[Level, str, str], str | None] = {}
         self._hosts: dict[str, PeerHost] = {}
+        self._accounts: dict[int, tuple[str | None, float]] = {}
 
     @property
     def settings(self) -> Settings:
@@ -128,7 +129,7 @@ class Gate:
         settings = self.settings
         if client is not None and client[0] == FS_CLIENT:
             uid = int(client[1])
-            name = user_name(uid)
+            name = self._account(uid)
             where = f"the local socket (uid {uid})"
             if name is None:
                 raise self._refuse(401, f"uid {uid} has no account name on this host", where)
@@ -144,6 +145,17 @@ class Gate:
         except TokenError as e:
             raise self._refuse(401, f"authentication failed: {e}", where) from None
         return Peer(credential.identity, "TOKEN", host, where, credential.scopes)
+
+    def _account(self, uid: int) -> str | None:
+        """The account name of ``uid``, looked up at most once a minute (a look-up reads the
+        password database: tens of microseconds)."""
+        now = time.monotonic()
+        known = self._accounts.get(uid)
+        if known is None or now - known[1] > 60.0:
+            if len(self._accounts) > 4096:
+                self._accounts.clear()
+            known = self._accounts[uid] = (user_name(uid), now)
+        return known[0]
 
     def _host(self, ip: str, settings: Settings) -> PeerHost:
         """What the policy knows of address ``ip`` (remembered: a client sends many requests)."""
@@ -197,7 +209,7 @@ class Gate:
             return message  # a queue super user or a daemon acts for the user it names
         return dataclasses.replace(message, **{name: peer.user})
 
-    def ping(self, peer: Peer, asked: tuple[str, ...]) -> PingReply:
+    def ping(self, peer: Peer, asked: tuple[str, ...], encryption: str = "none") -> PingReply:
         """condor_ping's answer: which of the ``asked`` levels (all when empty) ``peer`` holds."""
         levels = [Level(a.upper()) for a in asked if a.upper() in Level.__members__] if asked \
             else list(CONFIGURED_LEVELS)
@@ -214,7 +226,7 @@ class Gate:
             denied.append(name)
             reasons.append(f"{name} is not an authorization level")
         return PingReply(peer.identity, peer.method, peer.address, tuple(authorized), tuple(denied),
-                         tuple(reasons))
+                         tuple(reasons), encryption)
 
     def _refuse(self, status: int, detail: str, where: str, logged: bool = False) -> Refused:
         if logged:
