@@ -9,7 +9,11 @@ from collections.abc import Iterator
 import pytest
 
 from htcpool.classad import ClassAd
-from htcpool.classad.context import DEFAULT_EVALUATION_BUDGET, DEFAULT_REGEX_TIMEOUT, set_evaluation_limits
+from htcpool.classad.context import (
+    DEFAULT_EVALUATION_BUDGET,
+    DEFAULT_REGEX_TIMEOUT,
+    set_evaluation_limits,
+)
 from htcpool.classad.expr import ExprTree
 from htcpool.classad.values import ERROR
 

@@ -140,7 +140,8 @@ def tcp_ports_refuse_requests_without_a_valid_token(pool: LivePool) -> None:
 
         made = subprocess.run([sys.executable, "-m", "htcpool", "token_create", "-identity", "carol@pool.example",
                                "-lifetime", "300"], capture_output=True, text=True, timeout=60,
-                              env=dict(os.environ, HTCPOOL_LOCAL_DIR=str(pool.layout.root)))
+                              env={**{k: v for k, v in os.environ.items() if k != "CONDOR_CONFIG"},
+                                   "HTCPOOL_LOCAL_DIR": str(pool.layout.root)})
         assert made.returncode == 0, made.stderr
         carol = {"Authorization": f"Bearer {made.stdout.strip()}"}
         host = SubmitHost(user="mallory", cwd=str(pool.jobs_dir), now=int(time.time()),

@@ -4,12 +4,22 @@ Subcommands are looked up in a table of name → ``module:function``; each
 function takes the remaining arguments and returns the exit status, so every
 tool parses its own options (HTCondor tools use single-dash long options,
 which argparse handles) and the top level stays thin.
+
+No traceback reaches a user (docs/reliability.md): ``main`` runs the tool under
+one guard that turns anything the tool did not handle itself into one line on
+standard error naming the tool (``condor_q: error: …``) and a non-zero exit
+status: 1 for an error, 130 for an interrupt (Ctrl-C), 141 when the reader of
+the output went away (``| head``). Setting ``HTCPOOL_TRACEBACK=1`` prints the
+traceback as well, for whoever debugs htcpool itself.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import os
 import sys
+import traceback
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "demo": ("htcpool.cli.demo", "Run the personal-pool demonstration (the README's first command)"),
@@ -64,7 +74,64 @@ def _usage() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the tool ``argv[0]`` names with the rest of ``argv``; its exit status."""
     args = sys.argv[1:] if argv is None else argv
+    try:
+        return _run(args)
+    except KeyboardInterrupt:
+        print(f"{_tool(args)}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        _quiet_stdout()
+        return 141
+    except Exception as e:  # the guard: anything a tool did not handle becomes one line
+        if os.environ.get("HTCPOOL_TRACEBACK"):
+            traceback.print_exc()
+        print(f"{_tool(args)}: error: {describe_failure(e)}", file=sys.stderr)
+        return 1
+
+
+def _tool(args: list[str]) -> str:
+    """The tool as the user typed it: ``condor_q``, or ``htcpool q``."""
+    if INVOKED_AS is not None:
+        return INVOKED_AS
+    return f"htcpool {args[0]}" if args and args[0] in COMMANDS else "htcpool"
+
+
+def describe_failure(error: BaseException) -> str:
+    """One line saying what went wrong, in words a user can act on (never a traceback)."""
+    module = type(error).__module__ or ""
+    text = " ".join(str(error).split())
+    if module.startswith(("httpx", "httpcore", "h11", "http.client")):
+        what = "lost contact with the daemon"  # it died or closed the connection mid-request
+    elif isinstance(error, UnicodeDecodeError):
+        what, text = "input is not valid UTF-8 text", ""
+    elif isinstance(error, UnicodeEncodeError):
+        what, text = "the output cannot be written in this terminal's encoding", ""
+    elif isinstance(error, OSError):
+        if error.strerror:
+            what, text = error.strerror, str(error.filename or "")
+        else:
+            what = type(error).__name__
+    elif isinstance(error, MemoryError):
+        what, text = "out of memory", ""
+    elif isinstance(error, RecursionError):
+        what, text = "input nested too deeply", ""
+    elif isinstance(error, OverflowError):
+        what = "a number is too large"
+    else:
+        what = type(error).__name__
+    line = f"{what}: {text}" if text else what
+    return line if len(line) <= 300 else line[:299] + "…"
+
+
+def _quiet_stdout() -> None:
+    """After the reader of standard output left, stop Python complaining when it flushes."""
+    with contextlib.suppress(OSError, ValueError):  # no terminal to restore: nothing more to do
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
+def _run(args: list[str]) -> int:
     if not args or args[0] in ("-h", "-help", "--help"):
         print(_usage())
         return 0 if args else 2

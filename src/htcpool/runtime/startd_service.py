@@ -50,6 +50,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import secrets
 import shutil
 import time
 from collections.abc import Awaitable, Callable
@@ -95,6 +96,7 @@ from htcpool.startd import (
     StartdUsageError,
     settings_from_config,
 )
+from htcpool.startd.claim_ids import SECRET_BITS
 from htcpool.startd.layout import with_inventory
 
 log = logging.getLogger("htcpool.startd")
@@ -105,6 +107,12 @@ PATIENCE = {How.FAST: 5.0, How.GRACEFUL: 30.0, How.PEACEFUL: float("inf")}
 UNSTARTED = (JobEvent.MISSED_DEFERRAL, JobEvent.EXITED)
 #: what the startd asks of the master for the core's DaemonAction kinds it cannot do alone
 BY_MASTER = {m.DaemonActionKind.RESTART: Command.RESTART, m.DaemonActionKind.RECONFIG: Command.RECONFIG}
+
+
+def claim_secret() -> str:
+    """The secret part of a new claim id (startd.claim_ids), from the operating system's
+    cryptographic source: the one place the live startd's randomness comes from."""
+    return secrets.token_hex(SECRET_BITS // 8)
 
 
 class StartdService:
@@ -121,7 +129,8 @@ class StartdService:
             new = knob.replace("STARTD_EXPRS", "STARTD_ATTRS")
             log.warning("%s is obsolete; it is read as %s (rename it in the configuration)", knob, new)
         disk_kib = int(shutil.disk_usage(execute).free // 1024)
-        self.core = Startd(self.settings, now, inventory=inventory, disk=disk_kib, local_zone=local_zone())
+        self.core = Startd(self.settings, now, inventory=inventory, disk=disk_kib, local_zone=local_zone(),
+                           claim_secrets=claim_secret)
         self.device_env = DeviceEnvironment.from_config(config, self.core.inventory.names())
         self.sensors = ScriptedSensors(daemon.layout.sensors, HostSensors(str(execute)))
         self.polling = float(config.get_int("POLLING_INTERVAL") or 5)

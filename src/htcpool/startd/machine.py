@@ -50,6 +50,7 @@ from htcpool.protocol.startd import (
 from htcpool.startd import activation, carving, dynamic, settle, transitions
 from htcpool.startd.ads import machine_totals, publish_static, within_resource_limits
 from htcpool.startd.claim import Claim
+from htcpool.startd.claim_ids import ClaimSecrets, make_claim_id, seeded_secrets
 from htcpool.startd.drain import DrainState, DrainTotals, check_drain, drain_completion
 from htcpool.startd.errors import StartdUsageError
 from htcpool.startd.evaluation import suggest
@@ -68,8 +69,12 @@ class Startd:
     """The startd's decisions for one machine; see the module docstring."""
 
     def __init__(self, settings: StartdSettings, now: float, *, inventory: Inventory | None = None,
-                 disk: int | None = None, local_zone: int = 0) -> None:
+                 disk: int | None = None, local_zone: int = 0,
+                 claim_secrets: ClaimSecrets | None = None) -> None:
         self.settings = settings
+        #: the secret part of each claim id (startd.claim_ids): the live startd injects the
+        #: ``secrets`` module; by default a generator seeded from the host and start time
+        self._claim_secrets = claim_secrets or seeded_secrets(f"{settings.hostname}#{now!r}")
         self.start_time = now
         self.local_zone = local_zone
         self.inventory = inventory or Inventory.from_settings(settings)
@@ -340,7 +345,7 @@ class Startd:
 
     def new_claim_id(self, id_str: str) -> str:
         self._seq += 1
-        return f"<{self.settings.hostname}>#{int(self.start_time)}#{self._seq}#{id_str}"
+        return make_claim_id(self.settings.hostname, self.start_time, self._seq, self._claim_secrets(), id_str)
 
     def emit(self, action: Action) -> None:
         self._actions.append(action)

@@ -22,7 +22,6 @@ issuer is the pool's.
 
 from __future__ import annotations
 
-import json
 import os
 import secrets
 from collections.abc import Iterable
@@ -233,10 +232,6 @@ def choose_token(candidates: Iterable[tuple[Path, str]], issuer: str | None) -> 
         if issuer is None or claims.get("iss") == issuer:
             return token
     return None
-
-
-def payload_json(claims: dict[str, Any]) -> str:
-    return json.dumps(claims, sort_keys=True, separators=(",", ":"))
 
 
 __all__ = ["POOL_KEY", "Credential", "KeyRing", "TokenError", "TokenVerifier", "choose_token",
