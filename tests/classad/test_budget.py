@@ -11,9 +11,12 @@ from htcpool.classad import ClassAd
 from htcpool.classad.context import (
     DEFAULT_EVALUATION_BUDGET,
     DEFAULT_REGEX_TIMEOUT,
+    REQUEST_BUDGET_FACTOR,
     EvalContext,
+    WorkPool,
     evaluation_budget,
     fixed_clock,
+    request_pool,
     set_evaluation_limits,
 )
 from htcpool.classad.values import ERROR
@@ -151,3 +154,43 @@ def test_the_knobs(text: str, budget: int, timeout: float, named: str | None) ->
     else:
         assert len(problems) == 1 and named in problems[0], problems
         assert len(problems[0]) <= 300  # a 400-digit value is not echoed whole
+
+
+def test_a_work_pool_bounds_many_evaluations_together() -> None:
+    ad = ClassAd("[a = b + 1; b = c + 1; c = d + 1; d = 1 + 0]")  # four references per evaluation
+    pool = WorkPool(10)
+    context = EvalContext(pool=pool)
+    assert ad.eval("a", context) == 4
+    assert pool.remaining == 6
+    assert ad.eval("a", context) == 4
+    assert ad.eval("a", context) is ERROR  # two left: not enough for a third
+    assert pool.remaining == 0
+    assert ad.eval("a", context) is ERROR
+    assert ad.eval("a") == 4  # a context without the pool is not affected
+
+
+def test_a_work_pool_in_matches() -> None:
+    job = ClassAd("[x = y; y = 2 + 0; Requirements = TARGET.Cpus >= x]")
+    machine = ClassAd("[Cpus = 4; Requirements = true]")
+    context = EvalContext(pool=WorkPool(6))  # each match follows Requirements, x and y: three
+    assert [job.symmetricMatch(machine, context) for _ in range(4)] == [True, True, False, False]
+
+
+def test_a_hostile_query_is_bounded_as_a_whole() -> None:
+    try:
+        set_evaluation_limits(budget=500)
+        assert request_pool().remaining == 500 * REQUEST_BUDGET_FACTOR
+        store = AdStore()
+        for i in range(400):
+            store.update(ClassAd(f'[MyType = "Machine"; Name = "slot{i}@h"; Cpus = {i % 4}]'), now=1.0)
+        hostile = "Cpus == 1 || [" + "; ".join(doubling()) + "].A60 > 0"
+        found, seconds = timed(lambda: store.query("Machine", hostile, now=1.0))
+        # 300 ads meet the hostile part; the query's pool (100 budgets) runs out after 100 of
+        # them; from then on every evaluation of this query is ERROR at once, so the answer is
+        # the slots with one cpu met before that
+        assert 0 < len(found) < 100  # type: ignore[arg-type]
+        assert {ad["Cpus"] for ad in found} == {1}  # type: ignore[attr-defined]
+        assert seconds < 2 * SECONDS
+        assert len(store.query("Machine", "Cpus >= 0", now=1.0)) == 400  # the next query is whole
+    finally:
+        set_evaluation_limits(budget=DEFAULT_EVALUATION_BUDGET)

@@ -47,3 +47,19 @@ def test_refusals_and_failures_become_answers_and_the_app_goes_on() -> None:
     r = c.post(PATH, json=encode(QueryAds("Boom")), headers=AUTH)
     assert r.status_code == 500 and "the handler broke" in r.json()["detail"]
     assert c.post(PATH, json=encode(QueryAds("Machine")), headers=AUTH).status_code == 200
+
+
+def test_a_body_over_the_limit_is_refused_with_413_before_it_is_read() -> None:
+    c = TestClient(make_app(_handler, "s3cret", "test", max_body=2048))
+    small = c.post(PATH, json=encode(QueryAds("Machine")), headers=AUTH)
+    assert small.status_code == 200
+    big = c.post(PATH, content=b"{" + b" " * 4096 + b"}", headers=AUTH)
+    assert big.status_code == 413
+    assert "MAX_REQUEST_BYTES = 2048" in big.json()["detail"]
+
+    def chunks() -> Any:  # no Content-Length: the limit holds on what is sent
+        for _ in range(8):
+            yield b" " * 1024
+
+    streamed = c.post(PATH, content=chunks(), headers=AUTH)
+    assert streamed.status_code == 413

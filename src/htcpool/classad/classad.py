@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from htcpool.classad.context import DEFAULT_CONTEXT, EvalContext
 from htcpool.classad.errors import ClassAdEvaluationError, ClassAdParseError
 from htcpool.classad.nodes import AdExpr, ListExpr, Literal, Node
-from htcpool.classad.scope import EvalFailure, EvalState, Fn, eval_in
+from htcpool.classad.scope import EvalFailure, EvalState, Fn, eval_in, settle
 from htcpool.classad.values import ERROR, UNDEFINED, AbsTime, ListValue, RelTime, Value, wrap_int
 
 if TYPE_CHECKING:
@@ -181,6 +181,9 @@ class ClassAd(Node, MutableMapping[str, Any]):
             return eval_in(s, node, self)
         except EvalFailure as e:
             raise ClassAdEvaluationError(f"failed to evaluate expression: {e}") from None
+        finally:
+            if ctx.pool is not None:
+                settle(s)
 
     def printOld(self) -> str:  # noqa: N802 - classad2's name
         from htcpool.classad.unparse import print_old

@@ -28,6 +28,11 @@ likewise stop after the process's ``regex_timeout`` seconds (knob
 ``CLASSAD_REGEX_TIMEOUT``) and give ERROR. Both defaults are far above what any
 real policy needs and are not part of an evaluation's result otherwise, so the
 simulator and tests replay exactly.
+
+Many evaluations made for one request (a query's constraint over every ad, one
+job against every slot) may also share a ``WorkPool``: each evaluation starts
+with no more than what is left in the pool and gives back what it spent, so the
+request as a whole is bounded too, not only each evaluation.
 """
 
 from __future__ import annotations
@@ -36,6 +41,22 @@ import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
+
+
+class WorkPool:
+    """Attribute references that many evaluations may follow together (see the module docstring).
+
+    ``remaining`` goes down as evaluations with this pool in their context spend it;
+    once it is used up, every such evaluation meets ERROR at its first reference.
+    """
+
+    __slots__ = ("remaining",)
+
+    def __init__(self, total: int) -> None:
+        self.remaining = total
+
+    def __repr__(self) -> str:
+        return f"WorkPool(remaining={self.remaining})"
 
 
 class UserMapProvider(Protocol):
@@ -62,6 +83,7 @@ class EvalContext:
       the user is unknown; None (the default) treats every user as unknown.
     * ``budget``: how many attribute references one evaluation may follow before they
       give ERROR; None (the default) takes the process's default (``evaluation_budget``).
+    * ``pool``: a ``WorkPool`` shared by the evaluations of one request, or None.
     """
 
     clock: Callable[[], float] | None = None
@@ -73,6 +95,7 @@ class EvalContext:
     local_zone_name: str = "UTC"
     user_home: Callable[[str], str | None] | None = None
     budget: int | None = None
+    pool: WorkPool | None = None
 
     def time_int(self, reader: str = "time()") -> int:
         """The clock's reading in whole seconds; ``reader`` names what asked, for the error."""
@@ -96,7 +119,15 @@ DEFAULT_REGEX_TIMEOUT = 0.1
 
 
 class _Limits:
-    """The process's evaluation limits; a daemon sets them from its configuration."""
+    """The process's evaluation limits; a daemon sets them from its configuration.
+
+    A deliberate exception to the project's "no global state" rule (docs/reliability.md):
+    every core builds its own evaluation contexts in hundreds of places, and a limit that
+    had to be carried into each of them would be missed in one. These two values are
+    only ceilings on work, never an input to a decision a test or the simulator replays:
+    an evaluation that stays within them gives the same answer whatever they are set to.
+    An ``EvalContext(budget=...)`` still overrides the default for one evaluation.
+    """
 
     budget = DEFAULT_EVALUATION_BUDGET
     regex_timeout = DEFAULT_REGEX_TIMEOUT
@@ -126,6 +157,17 @@ def evaluation_budget() -> int:
 def regex_timeout() -> float:
     """The process's limit, in seconds, on one regular-expression search."""
     return _Limits.regex_timeout
+
+
+#: How many evaluations' budgets one request's ``WorkPool`` holds (``request_pool``): a query
+#: over 10,000 ads of ordinary constraints spends a few per cent of it.
+REQUEST_BUDGET_FACTOR = 100
+
+
+def request_pool() -> WorkPool:
+    """A ``WorkPool`` for the evaluations of one request (a query over many ads): the process's
+    budget times ``REQUEST_BUDGET_FACTOR`` (a million references by default, about a second)."""
+    return WorkPool(_Limits.budget * REQUEST_BUDGET_FACTOR)
 
 
 #: The context of an evaluation given none: old-ClassAd semantics, no clock.

@@ -9,7 +9,7 @@ from htcpool.classad.context import DEFAULT_CONTEXT, EvalContext
 from htcpool.classad.errors import ClassAdEvaluationError
 from htcpool.classad.nodes import Literal, Node
 from htcpool.classad.parser import parse_expression
-from htcpool.classad.scope import EvalFailure, EvalState, eval_in, value_node
+from htcpool.classad.scope import EvalFailure, EvalState, eval_in, settle, value_node
 from htcpool.classad.values import UNDEFINED
 
 
@@ -62,6 +62,9 @@ class ExprTree:
             return eval_in(s, self._node, None)
         except EvalFailure as e:
             raise ClassAdEvaluationError(f"failed to evaluate expression: {e}") from None
+        finally:
+            if ctx.pool is not None:
+                settle(s)
 
     def eval(
         self,

@@ -21,7 +21,7 @@ from htcpool.classad.errors import ClassAdEvaluationError
 from htcpool.classad.nodes import Node
 from htcpool.classad.operators import bool_equiv
 from htcpool.classad.parser import parse_expression
-from htcpool.classad.scope import EvalFailure, EvalState, eval_in
+from htcpool.classad.scope import EvalFailure, EvalState, eval_in, settle
 
 _TOP = parse_new_ad(
     "[symmetricMatch = RIGHT.requirements && LEFT.requirements;"
@@ -58,8 +58,8 @@ def evaluate_in_match(node: Node, my: ClassAd, target: ClassAd, ctx: EvalContext
     if not ctx.strict:
         my._alternate = target
         target._alternate = my
+    s = EvalState(my, ctx)
     try:
-        s = EvalState(my, ctx)
         s.left = my
         s.right = target
         return eval_in(s, node, my)
@@ -67,6 +67,8 @@ def evaluate_in_match(node: Node, my: ClassAd, target: ClassAd, ctx: EvalContext
         raise ClassAdEvaluationError(f"failed to evaluate expression: {e}") from None
     finally:
         my._parent, target._parent, my._alternate, target._alternate = saved
+        if ctx.pool is not None:
+            settle(s)
 
 
 _REQUIREMENTS = parse_expression("requirements")

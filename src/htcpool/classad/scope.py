@@ -25,7 +25,9 @@ carries the current ad, the root ad, the remaining attribute depth and the conte
 * work is bounded: ``deref`` and ``eval_in`` spend one unit of the evaluation's
   ``budget`` (``EvalContext.budget``, docs/reliability.md) per expression they
   start; at zero they return ERROR without evaluating, so every later reference
-  is ERROR at once and the evaluation ends after a fixed amount of work.
+  is ERROR at once and the evaluation ends after a fixed amount of work. An
+  evaluation whose context has a ``WorkPool`` starts with at most what the pool
+  has left, and the public entry points charge the pool (``settle``) when done.
 
 ``nodes`` and this module need each other: the closures call ``deref``/``lookup``/
 ``select``, and these build and recognise nodes. Each imports the other's names at
@@ -60,7 +62,7 @@ class NoClock(EvalFailure):
 class EvalState:
     """The mutable state of one evaluation."""
 
-    __slots__ = ("cur", "root", "depth", "ctx", "left", "right", "busy", "busy_pairs", "budget")
+    __slots__ = ("cur", "root", "depth", "ctx", "left", "right", "busy", "busy_pairs", "budget", "granted")
 
     def __init__(self, cur: ClassAd | None, ctx: EvalContext) -> None:
         self.cur = cur
@@ -68,8 +70,13 @@ class EvalState:
         self.depth = MAX_ATTRIBUTE_DEPTH
         self.ctx = ctx
         budget = ctx.budget
+        if budget is None:
+            budget = _Limits.budget
+        pool = ctx.pool
+        if pool is not None and pool.remaining < budget:
+            budget = max(pool.remaining, 0)
         # expressions this evaluation may still start (see the module docstring)
-        self.budget = _Limits.budget if budget is None else budget
+        self.budget = self.granted = budget
         # attributes being evaluated: lower-cased name -> its ad (the common case), and
         # (id(ad), name) pairs for a name under way in two ads at once
         self.busy: dict[str, Any] = {}
@@ -78,6 +85,14 @@ class EvalState:
         # TARGET.x skip the walk through the match's context ads.
         self.left: ClassAd | None = None
         self.right: ClassAd | None = None
+
+
+def settle(s: EvalState) -> None:
+    """Charge what evaluation ``s`` spent to its context's ``WorkPool``, if it has one."""
+    pool = s.ctx.pool
+    if pool is not None:
+        pool.remaining -= s.granted - s.budget
+        s.granted = s.budget
 
 
 def root_of(ad: ClassAd | None) -> ClassAd | None:

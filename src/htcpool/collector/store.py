@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from htcpool.classad import ClassAd, ClassAdError, EvalContext, as_number, fixed_clock
+from htcpool.classad.context import request_pool
 from htcpool.classad.nodes import Literal
 from htcpool.collector.errors import CollectorUpdateError, CollectorUsageError
 from htcpool.collector.query import compile_constraint, project, projection_keys, with_private
@@ -195,7 +196,7 @@ class AdStore:
         expr = compile_constraint(constraint)
         if name is None and expr is None:
             raise CollectorUsageError("invalidate needs a name or a constraint")
-        context = EvalContext(clock=fixed_clock(self._now if now is None else now))
+        context = EvalContext(clock=fixed_clock(self._now if now is None else now), pool=request_pool())
         doomed = [
             key
             for key, entry in self._entries(my_type)
@@ -264,7 +265,7 @@ class AdStore:
         expr = compile_constraint(constraint)
         keys = projection_keys(projection)
         self._now = max(self._now, now)
-        context = EvalContext(clock=fixed_clock(now))
+        context = EvalContext(clock=fixed_clock(now), pool=request_pool())  # bounded work per query
         out: list[ClassAd] = []
         if limit is not None and limit == 0:
             return out

@@ -36,10 +36,11 @@ import uvicorn
 
 from htcpool.clock import wall_clock
 from htcpool.config import Config, read_config
+from htcpool.config.errors import ConfigError
 from htcpool.protocol import AdList, Command, DaemonCommand, How, Ok, QueryAds
 from htcpool.runtime.debug_levels import apply_debug_levels
 from htcpool.runtime.eval_limits import apply_evaluation_limits
-from htcpool.runtime.http import DaemonClient, RequestRefused, make_app
+from htcpool.runtime.http import DEFAULT_MAX_REQUEST_BYTES, DaemonClient, RequestRefused, make_app
 from htcpool.runtime.layout import PoolLayout
 from htcpool.runtime.security.credentials import (
     SecurityPaths,
@@ -228,6 +229,20 @@ class Daemon:
         apply_evaluation_limits(self.config)  # CLASSAD_EVALUATION_BUDGET, CLASSAD_REGEX_TIMEOUT
         return self.config
 
+    def _max_request_bytes(self) -> int:
+        """MAX_REQUEST_BYTES (htcpool's own knob): the largest request body this daemon reads."""
+        try:
+            value = self.config.get_int("MAX_REQUEST_BYTES", default=DEFAULT_MAX_REQUEST_BYTES)
+        except (ConfigError, ValueError, OverflowError) as e:
+            log.warning("%s: MAX_REQUEST_BYTES: %s; using %d", self.name, e, DEFAULT_MAX_REQUEST_BYTES)
+            return DEFAULT_MAX_REQUEST_BYTES
+        if value is None or value < 1024:
+            if value is not None:
+                log.warning("%s: MAX_REQUEST_BYTES = %d is below 1024; using %d",
+                            self.name, value, DEFAULT_MAX_REQUEST_BYTES)
+            return DEFAULT_MAX_REQUEST_BYTES
+        return value
+
     def address_of(self, daemon: str) -> str | None:
         return self.layout.read_address(daemon)
 
@@ -284,7 +299,7 @@ class Daemon:
         sock.bind((host, 0))
         scheme = "http" if self.tls is None else "https"
         self.url = f"{scheme}://{host}:{sock.getsockname()[1]}"
-        app = make_app(service.handle, self.gate, self.name)
+        app = make_app(service.handle, self.gate, self.name, self._max_request_bytes())
         local = bind_unix(str(self.layout.socket_file(self.name)))
         if local is None:
             log.warning("%s: no Unix socket (the path %s is too long); local users need a token",

@@ -66,9 +66,31 @@ def shared_secret_gate(token: str) -> Gate:
     return Gate(SharedSecret(token), lambda: settings)
 
 
-def make_app(handler: Handler, gate: Gate | str, name: str = "daemon") -> Starlette:
+#: The largest request body a daemon reads (``MAX_REQUEST_BYTES``, docs/reliability.md): a
+#: 20,000-job submit, the largest HTCondor's default MAX_JOBS_PER_SUBMISSION allows, is well under it.
+DEFAULT_MAX_REQUEST_BYTES = 64 * 1024 * 1024
+
+
+async def _read_body(request: Request, limit: int) -> bytes | None:
+    """The request's body, or None when it is longer than ``limit`` bytes (declared or sent)."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        return None
+    parts: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            return None
+        parts.append(chunk)
+    return b"".join(parts)
+
+
+def make_app(handler: Handler, gate: Gate | str, name: str = "daemon",
+             max_body: int = DEFAULT_MAX_REQUEST_BYTES) -> Starlette:
     """A Starlette application that feeds decoded, authorized messages to ``handler``; ``gate`` may
-    be a bare token (``shared_secret_gate``)."""
+    be a bare token (``shared_secret_gate``). A body over ``max_body`` bytes is refused with 413
+    before it is read whole."""
     door = shared_secret_gate(gate) if isinstance(gate, str) else gate
 
     async def message(request: Request) -> JSONResponse:
@@ -76,7 +98,11 @@ def make_app(handler: Handler, gate: Gate | str, name: str = "daemon") -> Starle
             peer = door.identify(request.headers.get("authorization", ""), request.scope.get("client"))
         except Refused as e:
             return _answer(Failure(e.status, e.detail), e.status)
-        body = await request.body()
+        body = await _read_body(request, max_body)
+        if body is None:
+            detail = f"the request is larger than MAX_REQUEST_BYTES = {max_body} bytes"
+            log.warning("%s: refused a request from %s: %s", name, request.scope.get("client"), detail)
+            return _answer(Failure(413, detail), 413)
         try:
             msg = protocol.decode(json.loads(body))
         except json.JSONDecodeError as e:

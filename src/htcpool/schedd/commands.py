@@ -19,11 +19,13 @@ others are acted on. Queue super users act as the schedd itself.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from htcpool.classad import ClassAd, ClassAdError, ExprTree, as_number
 from htcpool.classad.classad import to_node
+from htcpool.classad.context import request_pool
 from htcpool.protocol import (
     ActionResult,
     AdList,
@@ -81,7 +83,7 @@ def on_queue_query(schedd: Schedd, message: QueueQuery, now: float) -> AdList:
     except ClassAdError as e:
         raise BadRequest(f"the constraint {constraint!r} does not parse: {e}") from None
     out = []
-    ctx = schedd.queue.context(now)
+    ctx = dataclasses.replace(schedd.queue.context(now), pool=request_pool())  # bounded work per query
     jobs = schedd.queue.jobs
     wanted: dict[str, str] = {}  # the caller's spelling, the first when given twice
     for a in projection:

@@ -40,8 +40,6 @@ from htcpool.classad.context import regex_timeout
 from htcpool.classad.nodes import EvalState, list_item
 from htcpool.classad.values import ERROR, UNDEFINED, ListValue
 
-Pattern = regex.Pattern  # compiled patterns are of this type (bytes)
-
 _NAMED_GROUP = re.compile(rb"\(\?<(?=[A-Za-z_])")
 _PCRE_ESCAPES = re.compile(rb"\\(.)", re.S)
 
@@ -59,7 +57,7 @@ def _translate(pattern: bytes) -> bytes:
 
 
 @lru_cache(maxsize=512)
-def compile_pattern(pattern: str, options: str) -> Any:
+def compile_pattern(pattern: str, options: str) -> regex.Pattern[bytes] | None:
     """The compiled form of a PCRE pattern with HTCondor's option letters, or None if invalid."""
     flags = 0
     low = options.lower()
@@ -77,7 +75,7 @@ def compile_pattern(pattern: str, options: str) -> Any:
         return None
 
 
-def search(rx: Any, target: bytes) -> Any:
+def search(rx: regex.Pattern[bytes], target: bytes) -> Any:
     """``rx.search(target)`` under the time limit: True, False, or ERROR once it runs out."""
     try:
         return rx.search(target, timeout=regex_timeout()) is not None
@@ -85,7 +83,7 @@ def search(rx: Any, target: bytes) -> Any:
         return ERROR
 
 
-def _groups_used(m: Any) -> int:
+def _groups_used(m: regex.Match[bytes]) -> int:
     """PCRE's return code: one more than the highest group that took part in the match."""
     used = 1
     for i in range(1, (m.re.groups or 0) + 1):
@@ -94,7 +92,7 @@ def _groups_used(m: Any) -> int:
     return used
 
 
-def _expand(m: Any, replacement: bytes) -> bytes | None:
+def _expand(m: regex.Match[bytes], replacement: bytes) -> bytes | None:
     used = _groups_used(m)
     out = bytearray()
     i, n = 0, len(replacement)
@@ -112,7 +110,7 @@ def _expand(m: Any, replacement: bytes) -> bytes | None:
     return bytes(out)
 
 
-def substitute(rx: Any, target: bytes, replacement: bytes, full: bool, every: bool) -> Any:
+def substitute(rx: regex.Pattern[bytes], target: bytes, replacement: bytes, full: bool, every: bool) -> Any:
     """HTCondor's substitution loop over one scan of ``target`` (under one time limit).
 
     The scan's own rule for empty matches is PCRE's retry in HTCondor's loop: after an
