@@ -31,8 +31,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from htcpool.config import integer_value
-from htcpool.config.errors import ConfigError
 from htcpool.schedd.errors import SubmitRejected
+from htcpool.schedd.knobs import lenient
 
 if TYPE_CHECKING:
     from htcpool.schedd.core import Schedd
@@ -125,14 +125,7 @@ def limits_from_config(get: Callable[[str], str | None], problems: list[str]) ->
     defaults = TABLE_DEFAULTS
 
     def knob(name: str, default: int) -> int:
-        text = get(name)
-        if text is None or not text.strip():
-            return default
-        try:
-            return integer_value(name, text)
-        except (ConfigError, ValueError) as e:
-            problems.append(f"{name}: {e}; using {default}")
-            return default
+        return lenient(get, name, default, integer_value, problems)
 
     return QueueLimits(knob("MAX_JOBS_SUBMITTED", defaults.max_jobs_submitted),
                        knob("MAX_JOBS_PER_OWNER", defaults.max_jobs_per_owner),

@@ -47,9 +47,8 @@ from htcpool.classad import ClassAd, ClassAdError, ExprTree, as_int
 from htcpool.deferral import deferral_of
 from htcpool.protocol import JobEvent as Report
 from htcpool.protocol import Ok
-from htcpool.schedd.eventlog import IMAGE_SIZE, LogEvent
 from htcpool.schedd.messages import LocalJobReport, StartLocalJob, StopLocalJob
-from htcpool.schedd.shadow import HOLD_STARTER_ERROR, record_run, record_usage
+from htcpool.schedd.shadow import HOLD_STARTER_ERROR, note_usage, record_run, record_usage
 from htcpool.schedd.states import ACTIVE, JobStatus
 from htcpool.schedd.store import JobId
 from htcpool.schedd.universes import Universe, runs_on_access_point, universe_of
@@ -264,15 +263,7 @@ def on_report(schedd: Schedd, report: LocalJobReport, now: float) -> Ok:
 
 
 def _usage(schedd: Schedd, job_id: JobId, report: LocalJobReport, now: float) -> None:
-    u = report.update
-    record_usage(schedd.queue.jobs[job_id], u)
-    schedd.queue.save(job_id, now)
-    size = int(u.image_size_kb or 0)
-    if size > schedd.image_sizes.get(job_id, 0):
-        schedd.image_sizes[job_id] = size
-        rss = int(u.rss_kb or 0)
-        schedd.queue.events.append(LogEvent(IMAGE_SIZE, job_id[0], job_id[1], now, image_size=size,
-                                            memory_usage=(rss + 1023) // 1024, resident_set_size=rss))
+    note_usage(schedd, job_id, report.update, now)
 
 
 def _error(schedd: Schedd, job_id: JobId, report: LocalJobReport, now: float) -> None:

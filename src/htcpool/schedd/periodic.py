@@ -35,7 +35,7 @@ from htcpool.classad.errors import ClassAdError
 from htcpool.classad.nodes import Literal, Node
 from htcpool.classad.parser import parse_expression
 from htcpool.config import integer_value, real_value
-from htcpool.config.errors import ConfigError
+from htcpool.schedd.knobs import lenient
 from htcpool.schedd.policy import SystemExpression, SystemPolicy
 from htcpool.schedd.states import ACTIVE, JobStatus
 from htcpool.schedd.store import JobId
@@ -115,14 +115,7 @@ def timing_from_config(get: Callable[[str], str | None], problems: list[str]) ->
     defaults = PeriodicTiming()
 
     def number(knob: str, default: float, convert: Callable[[str, str], float]) -> float:
-        text = get(knob)
-        if text is None or not text.strip():
-            return default
-        try:
-            return convert(knob, text)
-        except (ConfigError, ValueError) as e:
-            problems.append(f"{knob}: {e}; using {default}")
-            return default
+        return lenient(get, knob, default, convert, problems)
 
     return PeriodicTiming(int(number("PERIODIC_EXPR_INTERVAL", defaults.interval, integer_value)),
                           int(number("MAX_PERIODIC_EXPR_INTERVAL", defaults.max_interval, integer_value)),

@@ -110,17 +110,20 @@ def _job_rule(ad: ClassAd, attr: str, kind: PolicyKind, context: EvalContext) ->
     if not _fires(ad, attr, context):
         return None
     reason = f"The job attribute {attr} expression '{unparse_old(ad._exprs[attr.lower()])}' evaluated to TRUE"
-    subcode = 0
     try:
         custom = ad.evaluate(attr + "Reason", context) if (attr + "reason").lower() in ad._exprs else None
         sub = ad.evaluate(attr + "SubCode", context) if (attr + "subcode").lower() in ad._exprs else 0
     except ClassAdError:
         custom, sub = None, 0
+    return _action(kind, reason, JOB_POLICY, custom, sub)
+
+
+def _action(kind: PolicyKind, reason: str, code: int, custom: object, sub: object) -> PolicyAction:
+    """A decision with the default ``reason`` unless the policy gave a text, and its subcode."""
     if isinstance(custom, str) and custom:
         reason = custom
-    if isinstance(sub, (int, float)) and not isinstance(sub, bool):
-        subcode = int(sub)
-    return PolicyAction(kind, reason, JOB_POLICY, subcode)
+    subcode = int(sub) if isinstance(sub, (int, float)) and not isinstance(sub, bool) else 0
+    return PolicyAction(kind, reason, code, subcode)
 
 
 def _system_rule(ad: ClassAd, rules: list[SystemExpression], kind: PolicyKind,
@@ -133,17 +136,12 @@ def _system_rule(ad: ClassAd, rules: list[SystemExpression], kind: PolicyKind,
         except ClassAdError:
             continue
         reason = f"The system macro {rule.label} expression '{rule.text}' evaluated to TRUE"
-        subcode = 0
         try:
             custom = ad._evaluate_node(rule.reason, None, context) if rule.reason is not None else None
             sub = ad._evaluate_node(rule.subcode, None, context) if rule.subcode is not None else 0
         except ClassAdError:
             custom, sub = None, 0
-        if isinstance(custom, str) and custom:
-            reason = custom
-        if isinstance(sub, (int, float)) and not isinstance(sub, bool):
-            subcode = int(sub)
-        return PolicyAction(kind, reason, SYSTEM_POLICY, subcode)
+        return _action(kind, reason, SYSTEM_POLICY, custom, sub)
     return None
 
 

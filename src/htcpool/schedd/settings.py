@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 
 from htcpool.classad.errors import ClassAdError
 from htcpool.config import integer_value
-from htcpool.config.errors import ConfigError
 from htcpool.schedd.errors import ScheddError
+from htcpool.schedd.knobs import lenient
 from htcpool.schedd.limits import QueueLimits, limits_from_config
 from htcpool.schedd.periodic import PeriodicTiming, system_policy_from_config, timing_from_config
 from htcpool.schedd.policy import SystemPolicy
@@ -46,16 +46,12 @@ def _names(text: str | None) -> list[str]:
 def _int(get: Callable[[str], str | None], name: str, default: int, problems: list[str] | None = None) -> int:
     """An integer knob, converted as HTCondor's ``param_integer`` does (``5*60`` is 300); one
     that is not an integer raises, or is noted in ``problems`` and gives ``default``."""
+    if problems is not None:
+        return lenient(get, name, default, integer_value, problems)
     text = get(name)
     if text is None or not text.strip():
         return default
-    try:
-        return integer_value(name, text)
-    except (ConfigError, ValueError) as e:
-        if problems is None:
-            raise
-        problems.append(f"{name}: {e}; using {default}")
-        return default
+    return integer_value(name, text)
 
 
 def _bool(text: str | None, default: bool = False) -> bool:

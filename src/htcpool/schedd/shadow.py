@@ -137,7 +137,8 @@ def _continued(schedd: Schedd, job_id: JobId, u: JobUpdate, now: float) -> None:
         schedd.queue.unsuspend(job_id, now)
 
 
-def _usage(schedd: Schedd, job_id: JobId, u: JobUpdate, now: float) -> None:
+def note_usage(schedd: Schedd, job_id: JobId, u: JobUpdate, now: float) -> None:
+    """A running job's usage report: into its ad, and an image-size event when it grew."""
     record_usage(schedd.queue.jobs[job_id], u)
     schedd.queue.save(job_id, now)
     size = int(u.image_size_kb or 0)
@@ -179,7 +180,7 @@ UPDATES: dict[Report, UpdateHandler] = {
     Report.PROVISIONED: _provisioned,
     Report.SUSPENDED: _suspended,
     Report.CONTINUED: _continued,
-    Report.USAGE: _usage,
+    Report.USAGE: note_usage,
     Report.MISSED_DEFERRAL: _missed_deferral,
     Report.ERROR: _start_error,
     Report.EXITED: _exited,
