@@ -26,7 +26,9 @@ htcpool faster). Run: ``.venv/bin/python -m benchmarks pool`` (or
 ``.venv/bin/python -m benchmarks.bench_pool [--quick]``; ``--quick`` runs
 fewer and smaller rounds and compares only the first figure).
 ``--makespan N`` measures only the makespan, N times, one line each (for comparing two source
-trees in turns on a loaded machine: ``PYTHONPATH=<other tree>/src`` runs the other one).
+trees in turns on a loaded machine: ``PYTHONPATH=<other tree>/src`` runs the other one);
+``--config 'KNOB = VALUE'`` (repeatable) adds configuration, e.g. ``'BASE_CGROUP ='`` to run the
+jobs without cgroups.
 """
 
 from __future__ import annotations
@@ -175,9 +177,10 @@ def submit_throughput(jobs: int = CLUSTER) -> dict[str, float]:
     return {"submit_wall_s": wall, "submit_jobs_per_s": jobs / wall}
 
 
-def makespan(jobs: int = JOBS, cores: int = CORES) -> dict[str, float]:
-    """Seconds from ``htcpool submit`` of ``jobs`` one-second jobs until all are in the history."""
-    with personal_pool(f"NUM_CPUS = {cores}\nMEMORY = {cores * 1000}\n") as pool:
+def makespan(jobs: int = JOBS, cores: int = CORES, extra: str = "") -> dict[str, float]:
+    """Seconds from ``htcpool submit`` of ``jobs`` one-second jobs until all are in the history;
+    ``extra`` is configuration appended to the pool's (``--config``)."""
+    with personal_pool(f"NUM_CPUS = {cores}\nMEMORY = {cores * 1000}\n{extra}") as pool:
         log = pool.jobs_dir / "makespan.log"
         description = (f"executable = /bin/sleep\narguments = 1\nrequest_cpus = 1\nrequest_memory = 64\n"
                        f"log = {log}\nqueue {jobs}\n")
@@ -240,11 +243,11 @@ def main(quick: bool = False) -> dict[str, float]:
     return figures
 
 
-def makespans(rounds: int) -> list[float]:
+def makespans(rounds: int, extra: str = "") -> list[float]:
     """``rounds`` makespans of JOBS jobs, one line each with the machine's load."""
     out = []
     for _ in range(rounds):
-        span = makespan(JOBS)["makespan_s"]
+        span = makespan(JOBS, CORES, extra)["makespan_s"]
         out.append(span)
         print(f"  makespan of {JOBS} 1-s jobs on {CORES} cores {span:7.2f} s  (load {os.getloadavg()[0]:.1f})",
               flush=True)
@@ -253,6 +256,7 @@ def makespans(rounds: int) -> list[float]:
 
 if __name__ == "__main__":
     if "--makespan" in sys.argv[1:]:
-        makespans(int(sys.argv[sys.argv.index("--makespan") + 1]))
+        lines = [sys.argv[i + 1] for i, arg in enumerate(sys.argv[:-1]) if arg == "--config"]
+        makespans(int(sys.argv[sys.argv.index("--makespan") + 1]), "".join(f"{line}\n" for line in lines))
     else:
         main("--quick" in sys.argv[1:])
