@@ -68,6 +68,7 @@ def test_two_submissions_write_their_own_files(make_pool) -> None:
     assert 'Out="out.1.0"' in dry and "Out=\"out.1.1\"" in dry
 
 
+@pytest.mark.slow  # $(Cluster) runs live above; deferral runs live in tests/e2e/test_jobs.py
 def test_the_deferral_example_runs_and_names_its_output_after_the_cluster(make_pool) -> None:
     pool = make_pool()
     shutil.copy(EXAMPLES / "deferred.sub", pool.jobs_dir)

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from htcpool.config import Config
-from htcpool.protocol import QueryAds
+from htcpool.protocol import QueryAds, QueueQuery
 from htcpool.runtime.container_probe import Kind, Runtime, find_runtimes, probe, static_busybox
 from tests.e2e.pool import LivePool, script
-from tests.e2e.test_tools import ok
+from tests.e2e.test_tools import ok, run
 
 #: slots that never start anything: whatever runs, the schedd ran it itself
 NO_SLOT_STARTS = "START = False\n"
@@ -101,6 +101,12 @@ def test_jobs_that_cannot_start_here_wait_and_say_why(make_pool) -> None:
     assert ad["WantContainer"] is True and ad["ContainerImage"] == "docker://alpine:3"
     analysis = ok(pool, "q", "-better-analyze", f"{boxed}.0")
     assert "TARGET.HasContainer" in analysis, analysis
+    # a universe htcpool never runs is refused at submit, naming it and those that run; none queued
+    (pool.jobs_dir / "mpi.sub").write_text(f"universe = parallel\nexecutable = {exe}\nqueue\n")
+    refused = run(pool, "submit", "mpi.sub")
+    assert refused.returncode == 1 and "'Parallel' is not a supported universe" in refused.stderr, refused
+    assert "vanilla" in refused.stderr and "Traceback" not in refused.stderr, refused.stderr
+    assert len(pool.c.send("schedd", QueueQuery("true")).ads) == 2
 
 
 def test_a_container_job_runs_in_its_image(make_pool, tmp_path) -> None:
