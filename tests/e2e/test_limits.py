@@ -131,7 +131,6 @@ use POLICY : PREEMPT_IF_RUNTIME_EXCEEDS(5)
 """
 
 
-@pytest.mark.slow  # the hold templates run live above; tests/startd/test_job_usage.py covers the preempt ones
 def test_usage_templates_preempt_jobs_which_run_again(make_pool) -> None:
     pool = make_pool(PREEMPTS)
     jobs = [pool.submit(HOG), _disk_job(pool), pool.submit("executable = /bin/sleep\narguments = 60\nqueue\n")]

@@ -16,8 +16,6 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-import pytest
-
 from tests.e2e.pool import LivePool
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "negotiator"
@@ -91,7 +89,6 @@ def test_group_quotas_example_caps_physics_and_publishes_the_groups(make_pool) -
     assert quotas["group_chemistry"] == ["2.00", "2.00", "no", "2.00"]
 
 
-@pytest.mark.slow  # tests/negotiator/test_remote_groups.py covers the decision; the group-quota example runs live
 def test_surplus_taken_through_autoregroup_is_preempted_first(make_pool) -> None:
     """group_a takes 2 slots in its own round and 4 more as surplus under ``<none>``; group_b's
     2 jobs then preempt two of the surplus slots (RemoteNegotiatingGroup == "<none>") and none of
@@ -131,7 +128,6 @@ def test_concurrency_limits_and_a_ceiling_hold_across_cycles(make_pool) -> None:
     settle(pool, lambda: by_cluster(pool)[carol], 1, "carol at her ceiling of 1")
 
 
-@pytest.mark.slow  # the schedd's leftover claims have core tests (tests/schedd); docs/negotiator.md shows the run
 def test_leftovers_fill_the_partitionable_slot_as_htcondors_schedd_does(make_pool) -> None:
     """One 6-core partitionable slot: the negotiator matches one hep job within physics' cap and
     the schedd claims the leftovers for more of hep's jobs at once, past the cap, as HTCondor 25's
