@@ -1,8 +1,16 @@
 """Suite-wide: tests that compare with the project's shared material (goldens, seeds, reference)
-are skipped, with the reason, when ``../shared`` is not beside the repository."""
+are skipped, with the reason, when ``../shared`` is not beside the repository.
+
+HTCondor's own ``htcondor2`` (the test-only reference) sets ``CONDOR_CONFIG=/dev/null`` in the
+process that first imports it when none is set. htcpool's tools honour ``CONDOR_CONFIG`` as
+HTCondor's do, so a tool run in-process later in the same test worker would read that. The
+reference is therefore imported here once, before any test, and the variable put back as it was.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import os
 from pathlib import Path
 
 import pytest
@@ -10,6 +18,19 @@ import pytest
 from tests.shared import SHARED
 
 _USES_SHARED = ("tests.shared", "golden_pool", "import GOLDEN")
+
+
+def _import_the_reference_without_its_environment() -> None:
+    before = os.environ.get("CONDOR_CONFIG")
+    with contextlib.suppress(ImportError):
+        import htcondor2  # noqa: F401
+    if before is None:
+        os.environ.pop("CONDOR_CONFIG", None)
+    else:
+        os.environ["CONDOR_CONFIG"] = before
+
+
+_import_the_reference_without_its_environment()
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
