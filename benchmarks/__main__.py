@@ -1,4 +1,4 @@
-"""Run the benchmarks: ``python -m benchmarks [classad] [config] [submit] [schedd_policy] [negotiator] [startd] [usage] [pool] [sim] [bindings] [submit_path]``."""
+"""Run the benchmarks: ``python -m benchmarks [classad] [config] [submit] [schedd_policy] [negotiator] [startd] [usage] [pool] [sim] [bindings] [submit_path] [load]``."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ BENCHMARKS = {
     "pool": "benchmarks.bench_pool",
     "sim": "benchmarks.bench_sim",
     "bindings": "benchmarks.bench_bindings",
+    "load": "benchmarks.bench_load",
     "submit_path": "benchmarks.bench_submit_path",
 }
 

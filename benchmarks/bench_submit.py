@@ -32,7 +32,10 @@ CONFIG = {
     "JOB_TRANSFORM_Tag": "SET Site = \"local\"\nDEFAULT ProjectName = \"none\"\n",
     "SUBMIT_REQUIREMENT_NAMES": "Memory",
     "SUBMIT_REQUIREMENT_Memory": "RequestMemory >= 128",
-    "MAX_JOBS_PER_SUBMISSION": "1000000",  # HTCondor's default (20,000) would refuse the cluster
+    # HTCondor's defaults (20,000 a submission, 100,000 an owner) would refuse these clusters
+    "MAX_JOBS_PER_SUBMISSION": "1000000",
+    "MAX_JOBS_PER_OWNER": "10000000",
+    "MAX_JOBS_SUBMITTED": "10000000",
 }
 
 
@@ -60,7 +63,7 @@ def main(queue_size: int = 1_000_000) -> dict[str, float]:
                                  host=host, fs=fs)
     q.submit("alice", per_job.jobs, 1_700_000_000)
     figures["per_job_args_end_to_end_jobs_per_s"] = CLUSTER / (time.perf_counter() - t0)
-    big = JobQueue()
+    big = JobQueue(settings_from_config(CONFIG.get))
     for start in range(0, queue_size, CLUSTER):
         ads = submit_description(SUBMIT.format(n=min(CLUSTER, queue_size - start)), host=host, fs=fs).jobs
         big.submit("bob", ads, 1_700_000_000 + start)

@@ -19,6 +19,13 @@ from tests.shared import SHARED
 
 _USES_SHARED = ("tests.shared", "golden_pool", "import GOLDEN")
 
+# Pools the suite starts as root run their jobs as root, as before the system pool: the tests
+# submit as made-up owners into root's private temporary directories. The tests of the system
+# pool (tests/e2e/test_system_pool.py) start theirs without this (docs/security.md). Set before
+# the reference is imported, so that it reads the same configuration as htcpool.
+if os.geteuid() == 0:
+    os.environ.setdefault("_CONDOR_DISABLE_SETUID", "True")
+
 
 def _import_the_reference_without_its_environment() -> None:
     before = os.environ.get("CONDOR_CONFIG")

@@ -45,6 +45,8 @@ def _sample(cls: type) -> object:
             values[f.name] = ClassAd({"Name": "x", "Requirements": "TARGET.Memory > 2"})
         elif "tuple" in hint:
             values[f.name] = ("a",)
+        elif hint.startswith("Mapping[str, int]"):
+            values[f.name] = {"1": 2, "other": 0}
         elif hint.startswith("int"):
             values[f.name] = 3
         elif hint.startswith("float"):

@@ -31,6 +31,16 @@ EVENTS = [
     LogEvent(5, 12, 1, 1700000009, signal=9, job=JOB),
     LogEvent(9, 12, 2, 1700000010, reason="via condor_rm (by user x)"),
     LogEvent(0, 12, 3, 1700000000, host="h", warnings=("w1",)),
+    # a factory's events for its cluster (proc -1)
+    LogEvent(35, 13, -1, 1700000011, host="<127.0.0.1:9618>", job=ClassAd({"JobBatchName": "b"})),
+    LogEvent(35, 14, -1, 1700000011, host="h"),
+    LogEvent(37, 13, -1, 1700000012, reason="via condor_hold (by user x)", pause_code=1, hold_code=1),
+    LogEvent(37, 13, -1, 1700000013, pause_code=1),
+    LogEvent(38, 13, -1, 1700000014, reason="via condor_release (by user x)"),
+    LogEvent(38, 13, -1, 1700000015),
+    LogEvent(36, 13, -1, 1700000016, next_proc=6, next_row=3, completion=1),
+    LogEvent(36, 14, -1, 1700000017, next_proc=2, next_row=1, completion=2, reason="held by x"),
+    LogEvent(36, 15, -1, 1700000018, completion=-1),
 ]
 
 

@@ -35,6 +35,18 @@ def test_parse_events_keeps_an_unfinished_event_for_later():
         assert codes[0] == 0 and 5 in codes and 1 in codes
 
 
+def test_condor_wait_reads_a_factorys_cluster_events_and_waits_for_its_jobs():
+    cluster = ("035 (001.-01.000) 2026-11-22 00:20:22 Cluster submitted from host: <127.0.0.1:1>\n...\n",
+               "036 (001.-01.000) 2026-11-22 00:20:44 Cluster removed\n"
+               "\tMaterialized 1 jobs from 1 items.\tComplete\n...\n")
+    events, used = parse_events(cluster[0] + SUBMIT.format(c=1, p=0) + DONE.format(c=1, p=0) + cluster[1])
+    assert [(e.code, e.proc) for e in events] == [(35, -1), (0, 0), (5, 0), (36, -1)]
+    tracker = WaitTracker(parse_job("1"))
+    for e in events:
+        tracker.take(e)
+    assert tracker.state is WaitState.ALL_DONE and tracker.seen == 1
+
+
 def test_wait_tracker_all_one_job_and_number():
     events, _ = parse_events(SUBMIT.format(c=1, p=0) + SUBMIT.format(c=1, p=1) + DONE.format(c=1, p=0))
     everything = WaitTracker()

@@ -28,7 +28,7 @@ class _Reply:
 
 def _stub_pool(monkeypatch: pytest.MonkeyPatch, module: ModuleType, reply: Any) -> None:
     monkeypatch.setattr(module, "connect", lambda: object())
-    monkeypatch.setattr(module, "request", lambda client, daemon, message: reply)
+    monkeypatch.setattr(module, "request", lambda client, daemon, message, url=None: reply)
 
 
 def _printed_times(capsys: pytest.CaptureFixture[str]) -> list[int]:

@@ -297,3 +297,32 @@ def test_private_attributes_only_when_asked() -> None:
 def test_a_bad_type_argument_is_a_usage_error() -> None:
     with pytest.raises(CollectorUsageError):
         AdStore().query("", now=T0)
+
+
+def test_absent_requirements_keep_an_expiring_machine_ad_marked_absent_for_their_lifetime() -> None:
+    from htcpool.collector import AbsentPolicy, compile_constraint
+
+    requirements = compile_constraint('Memory > 512')
+    assert requirements is not None
+    store = AdStore(default_lifetime=900, absent=AbsentPolicy(requirements, lifetime=3600))
+    store.update(machine("big@a"), T0, private=ClassAd({"Capability": "secret"}))
+    store.update(machine("small@a", Memory=256), T0)
+    store.update(daemon("Scheduler", "schedd@a"), T0)
+    assert sorted(store.expire(T0 + 901)) == [("machine", "small@a", ""), ("scheduler", "schedd@a", "")]
+    assert store.query("Machine", now=T0 + 901) == []  # hidden from queries that do not ask
+    [absent] = store.query("Machine", "Absent", now=T0 + 901)
+    assert (absent["Absent"], absent["LastHeardFrom"], absent["MyCurrentTime"], absent["ClassAdLifetime"]) == \
+           (True, int(T0 + 901), int(T0 + 901), 3600)
+    assert store.query("Machine", "Absent =?= true", include_private=True, now=T0)[0].get("Capability") is None
+    assert store.next_deadline() == T0 + 901 + 3601
+    store.update(machine("big@a"), T0 + 1000)  # back: the fresh ad replaces the absent one
+    assert [ad.get("Absent") for ad in store.query("Machine", now=T0 + 1000)] == [None]
+    assert store.expire(T0 + 1901) == []  # absent again
+    assert store.expire(T0 + 1901 + 3601) == [("machine", "big@a", "")]  # forgotten after its lifetime
+
+
+def test_without_absent_requirements_nothing_is_kept_or_hidden() -> None:
+    store = AdStore(default_lifetime=900)
+    store.update(machine("a", Absent=True), T0)
+    assert len(store.query("Machine", now=T0)) == 1
+    assert store.expire(T0 + 901) == [("machine", "a", "")]

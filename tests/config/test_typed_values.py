@@ -135,10 +135,10 @@ def test_the_tables_range_is_enforced(text: str, message: str) -> None:
 
 
 def test_values_inside_the_range_and_knobs_without_one_pass() -> None:
-    config = _config("NEGOTIATION_CYCLE_STATS_LENGTH = 100\nCOLLECTOR_PORT = 0\nSCHEDD_INTERVAL = -5\n")
+    config = _config("NEGOTIATION_CYCLE_STATS_LENGTH = 100\nCOLLECTOR_PORT = 0\nMAX_JOBS_RUNNING = -5\n")
     assert config.get_int("NEGOTIATION_CYCLE_STATS_LENGTH") == 100
     assert config.get_int("COLLECTOR_PORT") == 0
-    assert config.get_int("SCHEDD_INTERVAL") == -5
+    assert config.get_int("MAX_JOBS_RUNNING") == -5
 
 
 def test_the_table_default_is_used_when_the_knob_is_unset_or_empty() -> None:

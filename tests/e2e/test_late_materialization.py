@@ -4,7 +4,9 @@ The schedd keeps the factory, not its jobs: examples/factory.sub runs each of it
 with at most ``max_idle`` jobs waiting; a 1,000,000-job cluster has only its limit in the
 queue, and jobs appear as others leave (max_materialize); the factory goes on
 after a schedd restart; condor_rm of the cluster removes it; ``htcpool q`` counts its jobs as
-condor_q does (TOTAL is TotalSubmitProcs, DONE the jobs made and gone).
+condor_q does (TOTAL is TotalSubmitProcs, DONE the jobs made and gone) and ``-factory`` shows
+the factory; the user log has the cluster's own events, and SCHEDD_MATERIALIZE_LOG all the
+factories' events.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ def procs(pool: LivePool, cluster: int) -> list[int]:
 
 
 def test_factories_make_their_jobs_as_the_limits_allow(make_pool) -> None:
-    pool = make_pool("NUM_CPUS = 2\n")
+    pool = make_pool("NUM_CPUS = 2\nSCHEDD_MATERIALIZE_LOG = $(LOG)/MaterializeLog\n")
     example_runs_each_item_once(pool)
     a_million_job_factory_holds_only_its_limit_survives_a_restart_and_is_removed(pool)
 
@@ -53,6 +55,10 @@ def example_runs_each_item_once(pool: LivePool) -> None:
     assert pool.jobs(f"ClusterId == {cluster}") == []  # the cluster is complete: nothing is left
     events = (pool.jobs_dir / "out" / "factory.log").read_text().splitlines()
     assert sum(line.startswith("000 (") for line in events) == 6  # a submit event for each job
+    # the cluster's own events: submitted before its first job, removed once complete
+    assert events[0].startswith(f"035 ({cluster:03d}.-01.000) ") and "Cluster submitted" in events[0], events
+    removed = events.index(next(line for line in events if line.startswith("036 (")))
+    assert events[removed + 1] == "\tMaterialized 6 jobs from 6 items.\tComplete", events
 
 
 def a_million_job_factory_holds_only_its_limit_survives_a_restart_and_is_removed(pool: LivePool) -> None:
@@ -62,6 +68,9 @@ def a_million_job_factory_holds_only_its_limit_survives_a_restart_and_is_removed
     assert procs(pool, cluster) == [0, 1, 2]
     ad = pool.job(cluster, 2)
     assert ad is not None and (ad["TotalSubmitProcs"], ad["JobMaterializeLimit"]) == (1_000_000, 3)
+    # no user log, but the schedd's materialization log has the cluster and the jobs it made
+    record = (pool.layout.log / "MaterializeLog").read_text()
+    assert f"035 ({cluster:03d}.-01.000)" in record and f"000 ({cluster:03d}.002.000)" in record, record
     batch = ok(pool, "q", "-allusers").splitlines()
     [line] = [row for row in batch if f"{cluster}.0-2" in row] or ["\n".join(batch)]
     assert line.split()[-2:] == ["1000000", f"{cluster}.0-2"], batch
@@ -78,6 +87,20 @@ def a_million_job_factory_holds_only_its_limit_survives_a_restart_and_is_removed
     [line] = [row for row in batch if f"{cluster}.0-3" in row] or ["\n".join(batch)]
     done, run, idle, held, total = line.split()[-6:-1]  # one made and gone: DONE counts it
     assert (done, run, idle, held, total) == ("1", "_", "2", "1", "1000000"), batch
+
+    # the tools' print-format files, live
+    (pool.jobs_dir / "ids.cpf").write_text(f"SELECT NOTITLE\n  ClusterId AS C\n  ProcId AS P\n"
+                                           f"WHERE ClusterId == {cluster}\nSUMMARY NONE\n")
+    assert ok(pool, "q", "-allusers", "-pr", str(pool.jobs_dir / "ids.cpf")) == \
+        f"C P\n{cluster} 0\n{cluster} 2\n{cluster} 3\n"
+    (pool.jobs_dir / "slots.cpf").write_text("SELECT\n  Name AS NAME WIDTH -30\n  State\nSUMMARY NONE\n")
+    slots = ok(pool, "status", "-print-format", str(pool.jobs_dir / "slots.cpf")).splitlines()
+    assert slots[0] == "NAME                           State" and slots[1] == "" and "@" in slots[2], slots
+    assert ok(pool, "status", "-absent") == ""  # no ABSENT_REQUIREMENTS: nothing is kept absent
+
+    factories = ok(pool, "q", "-allusers", "-factory").splitlines()
+    [line] = [row for row in factories if row.startswith(f"{cluster:>4}.")] or ["\n".join(factories)]
+    assert line.split()[-7:] == ["3", "3", "0", "2", "1", "4", "Norm"], factories  # LIMIT .. MODE
 
     result = pool.act("remove", str(cluster), user=owner)
     assert not result.errors and len(result.done) == 3, result

@@ -127,3 +127,21 @@ def test_refusals_over_http(tmp_path: Path) -> None:
             assert svc.daemon.stop_requested and svc.daemon.stop_how is How.FAST
 
     run(test)
+
+
+def test_absent_requirements_keep_a_silent_machine_as_absent_and_hide_it_from_other_queries(tmp_path: Path) -> None:
+    svc, clock = _service(tmp_path, "ABSENT_REQUIREMENTS = Memory > 0\nABSENT_EXPIRE_ADS_AFTER = 100\n")
+
+    async def test() -> None:
+        await svc.start()
+        await svc.handle(UpdateAd(_machine("gone@a", ClassAdLifetime=30)))
+        clock.now = T0 + 31
+        await svc.on_timer(clock.now)
+        assert (await svc.handle(QueryAds("Machine"))).ads == ()  # the negotiator's query does not see it
+        [absent] = (await svc.handle(QueryAds("Machine", "Absent"))).ads
+        assert (absent["Name"], absent["ClassAdLifetime"], absent["LastHeardFrom"]) == ("gone@a", 100, int(T0 + 31))
+        clock.now = T0 + 31 + 101
+        await svc.on_timer(clock.now)
+        assert (await svc.handle(QueryAds("Machine", "Absent"))).ads == ()
+
+    run(test)

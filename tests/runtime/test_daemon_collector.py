@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from htcpool.classad import ClassAd
-from htcpool.protocol import QueryAds, UpdateAd
+from htcpool.protocol import QueryAds, Reschedule, UpdateAd
 from htcpool.runtime.collector_service import CollectorService
 from htcpool.runtime.daemon import CollectorUnavailable
-from tests.runtime.inprocess import Clock, Network, daemon, pool_layout, run
+from tests.runtime.inprocess import Clock, Network, Recorder, daemon, pool_layout, run
 
 
 def test_an_answer_a_missing_collector_and_an_unreachable_one(tmp_path: Path) -> None:
@@ -35,3 +35,35 @@ def test_an_answer_a_missing_collector_and_an_unreachable_one(tmp_path: Path) ->
         assert [ad["Name"] for ad in await asker.collector_query(QueryAds("Machine"))] == ["slot1@a"]
 
     run(go)
+
+
+def test_a_negotiator_on_another_host_is_found_through_its_ad(tmp_path: Path) -> None:
+    """A schedd or startd whose host runs no negotiator sends its Reschedule where the Negotiator
+    ad in the collector says; one on the host is used first."""
+    layout = pool_layout(tmp_path / "pool")
+    clock, network = Clock(), Network()
+    asker = daemon("schedd", layout, clock, network)
+    negotiator = Recorder()
+    remote = network.serve("negotiator", negotiator.handle, layout)
+
+    async def go() -> None:
+        assert await asker.negotiator_address() is None  # no collector, no negotiator: nothing to send to
+        collector = CollectorService(daemon("collector", layout, clock, network))
+        layout.write_address("collector", network.serve("collector", collector.handle, layout))
+        await collector.handle(UpdateAd(ClassAd({"MyType": "Negotiator", "Name": "cm", "MyAddress": remote})))
+        assert await asker.negotiator_address() == remote
+        asker.to_negotiator(Reschedule("a submit"))
+        await asker.outbox.flush()
+        assert [type(m).__name__ for m in negotiator.got] == ["Reschedule"]
+        layout.write_address("negotiator", "http://local.test")
+        assert await asker.negotiator_address() == "http://local.test"
+
+    run(go)
+
+
+def test_the_collector_of_another_host_is_the_one_collector_host_names(tmp_path: Path) -> None:
+    layout = pool_layout(tmp_path / "pool", "COLLECTOR_HOST = 192.0.2.1:9620\n")
+    asker = daemon("startd", layout, Clock(), Network())
+    assert asker.address_of("collector") == "https://192.0.2.1:9620"
+    layout.write_address("collector", "http://collector.test")
+    assert asker.address_of("collector") == "http://collector.test"

@@ -50,3 +50,24 @@ def test_an_unwritable_log_is_reported_once_and_others_still_written(
     assert [r.getMessage() for r in caplog.records].count(f"cannot write the user log {bad}: "
                                                          f"[Errno 2] No such file or directory: '{bad}'") == 1
     assert "(003.002.000)" in good.read_text()
+
+
+def test_the_materialize_log_gets_the_factories_events_and_nothing_else(tmp_path: Path, caplog) -> None:
+    from htcpool.runtime.joblog import MaterializeLog
+
+    made = ClassAd({"ClusterId": 3, "ProcId": 0, "JobMaterializeNextProcId": 1})  # no UserLog: logged all the same
+    plain = ClassAd({"ClusterId": 4, "ProcId": 0})
+    path = tmp_path / "MaterializeLog"
+    MaterializeLog(str(path), 0).write([
+        (ev.LogEvent(ev.CLUSTER_SUBMIT, 3, -1, 1_700_000_000.0, host="<h>", job=made), None),
+        (ev.LogEvent(ev.SUBMIT, 3, 0, 1_700_000_000.0, host="<h>"), made),
+        (ev.LogEvent(ev.SUBMIT, 4, 0, 1_700_000_000.0, host="<h>"), plain),
+        (ev.LogEvent(ev.HELD, 3, 0, 1_700_000_001.0), made),
+        (ev.LogEvent(ev.CLUSTER_REMOVE, 3, -1, 1_700_000_002.0, next_proc=1, next_row=1, completion=1), None)])
+    headers = [line.split(" ")[:2] for line in path.read_text().splitlines() if line[:1].isdigit()]
+    assert headers == [["035", "(003.-01.000)"], ["000", "(003.000.000)"], ["036", "(003.-01.000)"]]
+    with caplog.at_level(logging.WARNING, logger="htcpool.schedd"):
+        bad = MaterializeLog(str(tmp_path / "no" / "such" / "dir"), 0)
+        for _ in range(2):
+            bad.write([(ev.LogEvent(ev.CLUSTER_SUBMIT, 3, -1, 1_700_000_000.0, host="<h>"), None)])
+    assert sum("SCHEDD_MATERIALIZE_LOG" in r.getMessage() for r in caplog.records) == 1

@@ -16,6 +16,8 @@ from htcpool.runtime.local_names import (
     kind_of,
     local_name_of,
     log_file,
+    schedd_name,
+    spool_dir,
     startd_name,
 )
 from htcpool.runtime.master import MasterService
@@ -111,3 +113,16 @@ def test_master_starts_each_startd_with_its_local_name_and_stops_the_startds_fir
         assert spawner.signalled[1:] == ["startd_b", "startd", "startd_c", "schedd", "negotiator", "collector"]
 
     asyncio.run(test())
+
+
+def test_a_second_schedd_keeps_its_own_spool_and_name() -> None:
+    text = "SPOOL = /pool/spool\nFULL_HOSTNAME = host.example\nSCHEDD_X = $(SCHEDD)\nX.SPOOL = /elsewhere\n"
+    layout = PoolLayout(Path("/pool"))
+    plain = Config.from_text(text, subsystem="SCHEDD", local_name="B")
+    assert spool_dir(layout, plain, None) == layout.spool
+    assert spool_dir(layout, plain, "B") == Path("/pool/spool.B")  # $(SPOOL).B, the manual's way
+    assert spool_dir(layout, Config.from_text(text, subsystem="SCHEDD", local_name="X"), "X") == Path("/elsewhere")
+    assert schedd_name(plain, "B", "me@host") == "B@host.example"  # build_valid_daemon_name
+    assert schedd_name(plain, None, "me@host") == "me@host"
+    named = Config.from_text(text + "B.SCHEDD_NAME = second\n", subsystem="SCHEDD", local_name="B")
+    assert schedd_name(named, "B", "me@host") == "second"

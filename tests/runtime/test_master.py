@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ import httpx
 import pytest
 
 from htcpool.protocol import Command, DaemonCommand, How, Ok, Records
+from htcpool.runtime.childalive import DUMP_SIGNAL
 from htcpool.runtime.http import PATH, RequestRefused
 from htcpool.runtime.layout import PoolLayout
 from htcpool.runtime.master import MasterService
@@ -33,6 +35,16 @@ class FakeProcess:
         self.signalled = signalled  # every process's name as it is signalled, shared
         self.signals: list[int] = []
         self._exit: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        self.receive: Callable[[float], None] | None = None
+        self.stopped = False  # SIGSTOP: signals other than SIGCONT and SIGKILL wait
+
+    def keepalives(self, receive: Callable[[float], None]) -> None:
+        self.receive = receive
+
+    def beat(self, timeout: float) -> None:
+        """A keep-alive from this child, as its pipe would carry it."""
+        assert self.receive is not None
+        self.receive(timeout)
 
     async def wait(self) -> int:
         return await asyncio.shield(self._exit)
@@ -44,10 +56,15 @@ class FakeProcess:
     def send_signal(self, sig: int) -> None:
         self.signals.append(sig)
         self.signalled.append(self.name)
-        self.exit(-sig)
+        if sig == signal.SIGCONT:
+            self.stopped = False
+        elif sig == signal.SIGKILL:
+            self.exit(-sig)
+        elif not self.stopped and sig not in (DUMP_SIGNAL, signal.SIGCONT):
+            self.exit(-sig)
 
     def kill(self) -> None:
-        self.exit(-signal.SIGKILL)
+        self.send_signal(signal.SIGKILL)
 
 
 async def settle() -> None:
@@ -74,10 +91,10 @@ class FakeSpawner:
 
 
 class Master:
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, extra_config: str = "") -> None:
         self.clock = Clock()
         self.network = Network()
-        self.layout = pool_layout(root, CONFIG)
+        self.layout = pool_layout(root, CONFIG + extra_config)
         self.collector = Recorder()
         self.network.serve("collector", self.collector.handle, self.layout)
         self.spawner = FakeSpawner()
@@ -188,5 +205,75 @@ def test_the_master_takes_only_daemon_commands(tmp_path: Path) -> None:
             response = await http.post(m.url + PATH, json={"type": "Reschedule", "reason": ""},
                                        headers={"Authorization": f"Bearer {m.daemon.token}"})
         assert response.status_code == 400 and "does not take Reschedule" in response.json()["detail"]
+
+    run(test)
+
+
+def test_a_child_silent_past_its_not_responding_timeout_is_dumped_killed_and_restarted(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    monkeypatch.setattr("htcpool.runtime.master.HANG_DUMP_GRACE", 0.01)
+
+    async def test() -> None:
+        m = Master(tmp_path)
+        await m.service.start()
+        await m.service.on_timer(T0)  # the first advertisement: next due at T0 + 300
+        negotiator, schedd = m.spawner.last("negotiator"), m.spawner.last("schedd")
+        assert m.service.next_deadline() == T0 + 300  # no keep-alive yet: nobody is watched
+        negotiator.beat(3)  # NEGOTIATOR_NOT_RESPONDING_TIMEOUT = 3, as the negotiator read it
+        schedd.beat(3600)
+        assert m.service.next_deadline() == T0 + 3
+        m.clock.now = T0 + 2
+        negotiator.beat(3)  # still alive: watched from its latest keep-alive
+        await m.service.on_timer(T0 + 4.9)
+        assert negotiator.signals == [] and m.service.next_deadline() == T0 + 5
+        negotiator.stopped = True  # SIGSTOP: it sends nothing more
+        m.clock.now = T0 + 5
+        with caplog.at_level("WARNING", logger="htcpool.master"):
+            await m.service.on_timer(T0 + 5)
+            await negotiator.wait()
+            await settle()
+        assert negotiator.signals == [DUMP_SIGNAL, signal.SIGCONT, signal.SIGKILL]
+        assert schedd.signals == []
+        assert "negotiator (pid 101) has sent no keep-alive for 3 s (NOT_RESPONDING_TIMEOUT 3 s)" in caplog.text
+        assert "negotiator was killed for not responding; restarting in 6 s" in caplog.text
+        m.clock.now = T0 + 11
+        await m.service.on_timer(m.clock.now)
+        assert [n for n, _ in m.spawner.started][3:] == ["negotiator"]
+        status = await m.status()
+        assert (status["negotiator"]["Restarts"], status["negotiator"]["Exits"]) == (1, 1)
+        negotiator.beat(3)  # a late keep-alive of the killed process is not the new one's
+        assert m.service.next_deadline() == T0 + 300  # not T0 + 14: the new negotiator is not watched yet
+        await m.service.stop(How.FAST)
+
+    run(test)
+
+
+def test_with_not_responding_want_core_a_hung_child_gets_sigabrt_before_sigkill(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("htcpool.runtime.master.HANG_DUMP_GRACE", 0.01)
+
+    async def test() -> None:
+        m = Master(tmp_path, "NOT_RESPONDING_WANT_CORE = True\n")
+        assert m.service.want_core
+        await m.service.start()
+        schedd = m.spawner.last("schedd")
+        schedd.beat(10)
+        schedd.stopped = True
+        await m.service.on_timer(T0 + 10)
+        await schedd.wait()
+        # its stacks, then SIGABRT (its core file), which ends it: no SIGKILL needed
+        assert schedd.signals == [DUMP_SIGNAL, signal.SIGCONT, signal.SIGABRT]
+        await m.service.stop(How.FAST)
+
+    run(test)
+
+
+def test_a_want_core_that_is_not_a_boolean_is_named_and_taken_as_false(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    async def test() -> None:
+        with caplog.at_level("WARNING", logger="htcpool.master"):
+            m = Master(tmp_path, "NOT_RESPONDING_WANT_CORE = perhaps\n")
+        assert m.service.want_core is False
+        assert "NOT_RESPONDING_WANT_CORE" in caplog.text and "perhaps" in caplog.text  # named, with the value
 
     run(test)

@@ -136,3 +136,28 @@ def test_a_file_of_the_first_schema_is_upgraded_and_read(tmp_path: Path) -> None
         assert sorted(again.load()[0]) == [(7, 0), (7, 1)]
     with sqlite3.connect(path) as raw:
         assert raw.execute("PRAGMA user_version").fetchone()[0] == 2
+
+
+def test_only_jobs_that_are_their_cluster_ad_but_for_procid_are_stored_empty(tmp_path: Path) -> None:
+    path = tmp_path / "q.db"
+    ads = cluster_jobs(2, 6)
+    ads[1]["ProcId"] = 1.0  # a real, not the row's integer: kept
+    ads[2].insert_node("Requirements", ExprTree("TARGET.Memory  >=  RequestMemory")._node)  # equal, not the same
+    renamed = ads[3]
+    renamed._own()
+    renamed._names["cmd"] = "CMD"  # the same expressions, spelled differently: stored whole
+    reordered = ClassAd()
+    for name in reversed(list(ads[4])):
+        reordered.insert_node(name, ads[4]._exprs[name.lower()])  # the same objects in another order
+    ads[4] = reordered
+    with SqliteQueueStore(path) as store, store.batch():
+        for proc, ad in enumerate(ads):
+            store.save_job((2, proc), ad)
+        store.save_next_cluster(3)
+    stored = rows(path, "jobs")
+    assert [row[2] == "[ ]" for row in stored] == [True, False, False, False, True, True]
+    assert stored[3][3] == 0
+    with SqliteQueueStore(path) as again:
+        jobs, _ = again.load()
+        assert [repr(jobs[(2, proc)]) for proc in range(6)] == [repr(ad) for ad in ads]
+        assert again.problems == []

@@ -223,3 +223,81 @@ def test_queue_matching_and_a_removal_by_constraint() -> None:
     core.handle(JobAction(JobActionKind.REMOVE, "alice", constraint=f"ClusterId == {other}"), T0)
     assert other not in core.queue.factories and procs(core, other) == []
     assert cluster in core.queue.factories
+
+
+def cluster_log(core: Schedd) -> list[str]:
+    """The events the core has for user logs since the last call: 'code.proc' and, for the
+    cluster's own events, their text."""
+    from htcpool.schedd.eventlog import format_event
+
+    out = []
+    for event, ad in core.take_log_events():
+        out.append(f"{event.code:03d}.{event.proc}")
+        if event.proc < 0:
+            assert event.job is not None and event.job["UserLog"] == "/home/alice/f.log"
+            out.append(format_event(event).split(" ", 4)[4])
+        else:
+            assert ad is None or ad["UserLog"] == "/home/alice/f.log"
+    return out
+
+
+def test_a_factory_logs_its_cluster_submitted_paused_resumed_and_removed() -> None:
+    core = schedd(MemoryStore())
+    cluster = submit_factory(core, "executable = /bin/sleep\nlog = f.log\nbatch_name = nightly\n"
+                                   "max_materialize = 2\nqueue 3 in (a, b)\n")
+    assert cluster_log(core) == ["035.-1", 'Cluster submitted from host: <127.0.0.1:1>\n'
+                                           '    [ JobBatchName = "nightly" ]\n...\n', "000.0", "000.1"]
+    core.handle(JobAction(JobActionKind.HOLD, "alice", (str(cluster),)), T0)
+    assert cluster_log(core)[:2] == ["037.-1", "Job Materialization Paused\n\tvia condor_hold (by user alice)\n"
+                                               "\tPauseCode 1\n\tHoldCode 1\n...\n"]
+    core.handle(JobAction(JobActionKind.RELEASE, "alice", (str(cluster),)), T0)
+    assert cluster_log(core)[:2] == ["038.-1", "Job Materialization Resumed\n"
+                                               "\tvia condor_release (by user alice)\n...\n"]
+    core.handle(JobAction(JobActionKind.REMOVE, "alice", (str(cluster),)), T0)
+    log = cluster_log(core)  # the jobs' aborted events, then the cluster's, as it leaves with them
+    assert log == ["009.0", "009.1", "036.-1", "Cluster removed\n\tMaterialized 2 jobs from 0 items.\t"
+                                               "Incomplete\n...\n"]
+    assert cluster not in core.queue.factories
+
+
+def test_a_factory_that_made_all_its_jobs_logs_a_complete_cluster_when_its_last_job_leaves() -> None:
+    core = schedd(MemoryStore())
+    cluster = submit_factory(core, "executable = /bin/sleep\nlog = f.log\nmax_materialize = 1\nqueue 2\n")
+    cluster_log(core)
+    finish(core, (cluster, 0))
+    assert "036.-1" not in cluster_log(core)
+    finish(core, (cluster, 1))
+    log = cluster_log(core)
+    assert log[-2:] == ["036.-1", "Cluster removed\n\tMaterialized 2 jobs from 1 items.\tComplete\n...\n"]
+    assert cluster not in core.queue.factories
+
+
+def test_condor_q_factory_asks_for_the_factories_cluster_ads() -> None:
+    core = schedd(MemoryStore())
+    cluster = submit_factory(core, "executable = /bin/sleep\nmax_materialize = 2\nmax_idle = 1\nqueue 5\n")
+    core.queue.start((cluster, 0), T0 + 1, host="ep")
+    core.handle(JobAction(JobActionKind.HOLD, "alice", (str(cluster),)), T0 + 2)
+    ads = core.handle(QueueQuery(clusters=True), T0 + 3).reply.ads
+    assert len(ads) == 1 and "ProcId" not in ads[0] and "JobStatus" not in ads[0]
+    ad = ads[0]
+    assert (ad["ClusterId"], ad["Owner"], ad["QDate"], ad["JobMaterializeLimit"], ad["JobMaterializeMaxIdle"]) == \
+           (cluster, "alice", int(T0), 2, 1)
+    assert (ad["JobsPresent"], ad["JobsRunning"], ad["JobsIdle"], ad["JobsHeld"]) == (2, 0, 0, 2)  # held with it
+    assert (ad["JobMaterializeNextProcId"], ad["JobMaterializePaused"], ad["JobFactoryPaused"]) == (2, 1, 1)
+    assert core.handle(QueueQuery('Owner == "bob"', clusters=True), T0).reply.ads == ()
+    assert len(core.handle(QueueQuery(), T0).reply.ads) == 2  # the jobs, as before
+
+
+def test_a_removed_factory_that_a_restart_finds_without_jobs_leaves_with_its_event() -> None:
+    store = MemoryStore()
+    core = schedd(store)
+    cluster = submit_factory(core, "executable = /bin/sleep\nlog = f.log\nmax_materialize = 2\nqueue 3 in (a, b)\n")
+    state = dict(store.factories[cluster], removed=True)  # as saved while its last jobs drained
+    again = Schedd(ScheddSettings(schedd_name="schedd@submit"), T0 + 100, store=store, jobs={},
+                   next_cluster=store.next_cluster, host="submit", factories={cluster: state})
+    again.start(T0 + 100, "http://submit:1", "<127.0.0.1:1>")
+    again.handle_timer(T0 + 101)
+    assert cluster not in again.queue.factories and cluster not in store.factories
+    log = cluster_log(again)
+    assert log[-2:] == ["036.-1", "Cluster removed\n\tMaterialized 2 jobs from 0 items.\tIncomplete\n...\n"]
+    assert procs(again, cluster) == []

@@ -33,7 +33,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "restart": ("htcpool.cli.pool:restart", "Restart daemons (condor_restart)"),
     "reconfig": ("htcpool.cli.pool:reconfig", "Re-read the configuration (condor_reconfig)"),
     "submit": ("htcpool.cli.submit", "Submit jobs, or print their ads with -dry-run (condor_submit)"),
-    "q": ("htcpool.cli.q", "Show the job queue (condor_q)"),
+    "q": ("htcpool.cli.qfast", "Show the job queue (condor_q)"),
     "status": ("htcpool.cli.status", "Show the pool's slots and daemons (condor_status)"),
     "userprio": ("htcpool.cli.userprio", "Show or change user priorities (condor_userprio)"),
     "prio": ("htcpool.cli.jobs:prio", "Change job priorities (condor_prio)"),

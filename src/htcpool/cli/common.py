@@ -108,11 +108,12 @@ def run_tool(prog: str, body: Callable[[], int]) -> int:
 
 def schedd_identity(client: PoolClient) -> tuple[str, str]:
     """The schedd's Name and address, as condor_q prints them in its heading."""
-    reply = request(client, "collector", QueryAds("Scheduler", "", ("Name", "ScheddIpAddr")))
+    reply = request(client, "collector", QueryAds("Scheduler", "", ("Name", "ScheddIpAddr", "MyAddress")))
     ads = list(reply.ads) if isinstance(reply, AdList) else []
     if not ads:
         return f"{user()}@localhost", client.url("schedd")
-    ad = ads[0]
+    own = client.layout.read_address("schedd")  # a pool may have several schedds: this host's own
+    ad = next((each for each in ads if each.get("MyAddress") == own), ads[0])
     return str(ad.get("Name", "")), str(ad.get("ScheddIpAddr", ""))
 
 

@@ -9,12 +9,16 @@
 An explicit directory (``--local-dir``) overrides both. A ``CONDOR_CONFIG`` that cannot be
 read, or that sets no ``LOCAL_DIR``, is an error naming the file (``LocateError``), never a
 silent fall back to another pool.
+
+A pool may run several schedds (one per submit host, or several under one master);
+``pick_schedd`` finds the one a tool's ``-name`` names among the collector's ``Scheduler`` ads.
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 from htcpool.runtime.layout import PoolLayout, default_local_dir
 
@@ -54,3 +58,18 @@ def _local_dir_of(path: Path, env: dict[str, str] | os._Environ[str]) -> Path:
 
 def pool_layout(explicit: str | None = None) -> PoolLayout:
     return PoolLayout(pool_dir(explicit))
+
+
+def pick_schedd(ads: list[Any], name: str) -> Any | None:
+    """The ``Scheduler`` ad of ``ads`` that ``name`` names (``condor_q -name``, ``condor_submit
+    -name``): its whole ``Name``, else the part before or after its ``@`` (``B`` or ``host`` of
+    ``B@host``) when only one schedd has it; None when no schedd, or several, answer to it."""
+    wanted = name.strip().lower()
+    for ad in ads:
+        if str(ad.get("Name", "")).lower() == wanted:
+            return ad
+    for side in (0, 2):
+        found = [ad for ad in ads if str(ad.get("Name", "")).lower().partition("@")[side] == wanted]
+        if len(found) == 1:
+            return found[0]
+    return None

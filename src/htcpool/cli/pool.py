@@ -7,9 +7,10 @@
 
 The pool's local directory is ``--local-dir``, else the ``LOCAL_DIR`` of the configuration
 ``CONDOR_CONFIG`` names, else ``$HTCPOOL_LOCAL_DIR``, else ``~/.htcpool`` (``cli/locate.py``).
-condor_master starts the pool its configuration describes: when ``CONDOR_CONFIG`` names a file
-of the user's own, the pool's ``condor_config`` (written once, when there is none) includes it,
-so the daemons read exactly that configuration.
+``htcpool up`` and condor_master start the pool the configuration describes: when
+``CONDOR_CONFIG`` names a file of the user's own, the pool's ``condor_config`` (written once, when
+there is none) includes it, so the daemons read exactly that configuration (one host's role in a
+pool across hosts, say); without one, ``up`` writes the personal pool's configuration.
 """
 
 from __future__ import annotations
@@ -36,6 +37,18 @@ def _layout(prog: str, local_dir: str | None) -> PoolLayout | None:
         return None
 
 
+def _adopt_named_config(layout: PoolLayout, writer: str) -> None:
+    """When ``CONDOR_CONFIG`` names a file of the user's own and the pool has no ``condor_config``
+    yet, the pool's file includes it (written once), so the daemons read exactly that configuration
+    (a host's role, its ``CONDOR_HOST``: docs/security.md, "A pool across hosts")."""
+    named = os.environ.get("CONDOR_CONFIG")
+    if named and named != "ONLY_ENV" and not layout.config.exists() \
+            and Path(named).resolve() != layout.config.resolve():
+        layout.make()
+        layout.config.write_text(f"# Written by {writer}: the pool reads the configuration CONDOR_CONFIG "
+                                 f"named.\ninclude : {Path(named).resolve()}\n")
+
+
 def up(argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog="htcpool up", description="Start a personal pool.")
     p.add_argument("--foreground", "-f", action="store_true", help="run the master in this terminal")
@@ -44,6 +57,7 @@ def up(argv: list[str]) -> int:
     layout = _layout("htcpool up", args.local_dir)
     if layout is None:
         return 1
+    _adopt_named_config(layout, "htcpool up")
     try:
         pid = start_pool(layout, foreground=args.foreground)
     except PoolNotRunning as e:
@@ -159,12 +173,7 @@ def master(argv: list[str]) -> int:
     layout = _layout("condor_master", None)
     if layout is None:
         return 1
-    named = os.environ.get("CONDOR_CONFIG")
-    if named and named != "ONLY_ENV" and not layout.config.exists() \
-            and Path(named).resolve() != layout.config.resolve():
-        layout.make()
-        layout.config.write_text(f"# Written by condor_master: the pool reads the configuration CONDOR_CONFIG "
-                                 f"named.\ninclude : {Path(named).resolve()}\n")
+    _adopt_named_config(layout, "condor_master")
     try:
         pid = start_pool(layout, foreground=args.f)
     except PoolNotRunning as e:

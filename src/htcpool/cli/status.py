@@ -3,6 +3,7 @@
     htcpool status [-long|-json|-xml|-af[:jlhVrTY,tng] ATTR...|-format FMT ATTR...] [-attributes A,B]
                    [-constraint EXPR] [-available] [-run] [-claimed] [-state] [-server] [-gpus]
                    [-compact] [-startd] [-total] [-sort EXPR]... [-limit N] [-wide[:N]] [-direct NAME]
+                   [-absent] [-offline] [-print-format FILE]
                    [-schedd|-negotiator|-master|-collector|-submitters|-defrag|-any|-subsystem TYPE]
                    [NAME...]
 
@@ -10,6 +11,9 @@ The output options are ``cli/options.py``'s. ``-claimed`` shows claimed slots in
 columns; ``-state``, ``-server``, ``-gpus`` (slots with GPUs) and ``-compact`` (a row per
 machine) are ``formats/status_views.py``'s; ``-startd`` is the default slot view. ``-sort EXPR``
 (repeatable) orders the ads by each expression in turn, ``-limit N`` keeps the first N.
+``-absent`` shows the machines the collector keeps as absent (``ABSENT_REQUIREMENTS``) and
+``-offline`` those with offline universes, in ``formats/status_absent.py``'s views.
+``-print-format FILE`` (``-pr``) prints with the columns of a print-format file.
 
 Slots by default (their machine ads from the collector); ``-direct NAME`` asks the
 startd named NAME (its machine or one of its slots) itself. ``-available`` keeps
@@ -54,6 +58,9 @@ from htcpool.cli.common import (
 )
 from htcpool.cli.formats import format_status
 from htcpool.cli.formats.fields import fit_line, lookup_int, lookup_str
+from htcpool.cli.formats.printformat import PrintFormatError
+from htcpool.cli.formats.printformat_output import load_print_format, status_output
+from htcpool.cli.formats.status_absent import format_absent, format_offline
 from htcpool.cli.options import OptionError, render, take_output_options
 from htcpool.clock import local_zone
 from htcpool.protocol import AdList, QueryAds
@@ -98,6 +105,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("-run", action="store_true", help="slots running jobs")
     p.add_argument("-total", "-totals", action="store_true", help="only the totals")
     p.add_argument("-direct", metavar="NAME", help="ask the startd NAME itself instead of the collector")
+    p.add_argument("-absent", action="store_true", help="machines that stopped advertising (ABSENT_REQUIREMENTS)")
+    p.add_argument("-offline", action="store_true", help="machines with offline universes")
+    p.add_argument("-print-format", "-pr", dest="print_format", metavar="FILE",
+                   help="print with the columns of print-format FILE")
     for kind in DAEMON_VIEWS:
         p.add_argument(f"-{kind}", action="store_true", help=f"{kind} ads")
     p.add_argument("names", nargs="*", help="slot or machine names")
@@ -156,6 +167,10 @@ def main(argv: list[str]) -> int:
         check_constraint(args.constraint)
         check_expressions(out.af)
         check_expressions(args.sort, "-sort")
+        try:
+            pf = load_print_format(args.print_format) if args.print_format else None
+        except PrintFormatError as e:
+            raise ToolError(str(e)) from None
         kind = _daemon_view(args)
         if args.direct and kind is not None:
             raise ToolError(f"-direct asks a startd for its slots; it does not go with -{kind}")
@@ -172,6 +187,8 @@ def main(argv: list[str]) -> int:
             parts.append('State == "Claimed"')
         if args.names:
             parts.append(" || ".join(f"Name == {quote(n)} || Machine == {quote(n)}" for n in args.names))
+        parts.extend(test for flag, test in (("absent", "Absent"), ("offline", "size(OfflineUniverses) != 0"))
+                     if getattr(args, flag))
         my_type = DAEMON_VIEWS[kind][0] if kind else "Machine"
         query = QueryAds(my_type, " && ".join(f"({p})" for p in parts))
         if args.direct:
@@ -193,6 +210,11 @@ def main(argv: list[str]) -> int:
             raise ToolError(str(e)) from None
         if text is not None:
             sys.stdout.write(text)
+        elif pf is not None:
+            sys.stdout.write(status_output(pf, ads, now=now, zone=local_zone(now)))
+        elif kind is None and (args.absent or args.offline) and not args.total:
+            sys.stdout.write(format_absent(ads, zone=local_zone(now), width=width) if args.absent
+                             else format_offline(ads, width=width))
         elif kind is not None:
             if not args.total:
                 sys.stdout.write(format_daemons(ads, DAEMON_VIEWS[kind][1], width,

@@ -134,6 +134,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("-terse", dest="terse", action="store_true", help="print only the job ids")
     p.add_argument("-factory", dest="factory", action="store_true",
                    help="send the jobs as a late materialization factory")
+    p.add_argument("-name", "-remote", dest="schedd_name", metavar="SCHEDD",
+                   help="submit to the schedd named SCHEDD (the pool may have several)")
     p.add_argument("args", nargs="*", help="submit file ('-' for standard input) and name=value pairs")
     return p
 
@@ -171,7 +173,7 @@ def main(argv: list[str]) -> int:
     if options.dry_run is None:
         from htcpool.cli.wire import WireError
         try:
-            schedd = _schedd()
+            schedd = _schedd(options.schedd_name)
             cluster = _new_cluster(schedd, owner)
         except (WireError, OSError) as e:
             print(f"\nERROR: Failed submitting the job(s): {e}", file=sys.stderr)
@@ -213,15 +215,32 @@ def main(argv: list[str]) -> int:
     return 0
 
 
-def _schedd() -> WireClient:
-    """A connection to the pool's schedd (found as every tool finds its pool: cli/locate.py)."""
-    from htcpool.cli.locate import LocateError, pool_layout
-    from htcpool.cli.wire import WireError, daemon_client
+def _schedd(name: str | None = None) -> WireClient:
+    """A connection to the pool's schedd (found as every tool finds its pool: cli/locate.py), or
+    to the one named ``name`` among the collector's Scheduler ads (``-name``, ``-remote``)."""
+    from htcpool.cli.locate import LocateError, pick_schedd, pool_layout
+    from htcpool.cli.wire import WireClient, WireError, daemon_client
 
     try:
-        return daemon_client(pool_layout(), "schedd")
+        layout = pool_layout()
     except LocateError as e:
         raise WireError(str(e)) from None
+    if name is None:
+        return daemon_client(layout, "schedd")
+    from htcpool.protocol import QueryAds
+    from htcpool.runtime.security.credentials import client_token
+
+    collector = daemon_client(layout, "collector")
+    try:
+        ads = list(collector.send(QueryAds("Scheduler", "", ("Name", "MyAddress"))).ads)
+    finally:
+        collector.close()
+    ad = pick_schedd(ads, name)
+    url = ad.get("MyAddress") if ad is not None else None
+    if not isinstance(url, str) or not url:
+        raise WireError(f"Can't find address for schedd {name}")
+    route = layout.local_route(url)
+    return WireClient(route, None if route.startswith("unix:") else client_token(layout), 30.0, layout.ca_file)
 
 
 def _new_cluster(schedd: WireClient, owner: str) -> int:

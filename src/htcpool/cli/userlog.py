@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 SUBMIT, EXECUTE, TERMINATED, ABORTED, HELD, RELEASED = 0, 1, 5, 9, 12, 13
-_HEADER = re.compile(r"(\d{3}) \((\d+)\.(\d+)\.(\d+)\) (\S+ \S+) ?(.*)")
+_HEADER = re.compile(r"(\d{3}) \((\d+)\.(-?\d+)\.(\d+)\) (\S+ \S+) ?(.*)")  # proc -1: a cluster's event
 
 #: condor_wait -status words for the events it reports
 STATUS_WORDS = {SUBMIT: "submitted", EXECUTE: "executing", TERMINATED: "completed", ABORTED: "aborted",

@@ -20,6 +20,7 @@ submitter, each with the time its state last changed to Claimed.
 from __future__ import annotations
 
 import datetime as dt
+import math
 import sys
 import time
 from collections.abc import Callable
@@ -103,11 +104,13 @@ def _active_from(a: Args, values: list[str]) -> None:
 
 
 def _duration(a: Args, values: list[str]) -> None:
+    from htcpool.negotiator.userprio import MAX_USERPRIO_VALUE
+
     try:
         a.duration = float(int(values[0]))
-    except ValueError:
+    except (ValueError, OverflowError):
         a.duration = 0.0
-    if a.duration <= 0:
+    if not 0 < a.duration <= MAX_USERPRIO_VALUE:
         raise ToolError("-duration requires a positive integer number of seconds")
 
 
@@ -168,10 +171,16 @@ def parse(argv: list[str]) -> tuple[Args, Output]:
 
 
 def _number(text: str) -> float:
+    """A finite number no larger than the negotiator takes (``MAX_USERPRIO_VALUE``)."""
+    from htcpool.negotiator.userprio import MAX_USERPRIO_VALUE
+
     try:
-        return float(text)
+        value = float(text)
     except ValueError:
         raise ToolError(f"{text!r} is not a number") from None
+    if not math.isfinite(value) or abs(value) > MAX_USERPRIO_VALUE:
+        raise ToolError(f"{text!r} is not a finite number of at most {MAX_USERPRIO_VALUE:g} in size")
+    return value
 
 
 def _full_name(name: str, what: str = "priority") -> str:
@@ -183,10 +192,7 @@ def _full_name(name: str, what: str = "priority") -> str:
 
 
 def _whole(text: str, least: int, what: str) -> int:
-    try:
-        value = int(float(text))
-    except ValueError:
-        raise ToolError(f"{text!r} is not a number") from None
+    value = int(_number(text))
     if value < least:
         raise ToolError(what)
     return value

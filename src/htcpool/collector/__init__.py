@@ -15,7 +15,9 @@ from htcpool.collector.errors import (
 from htcpool.collector.query import Constraint, compile_constraint, project, with_private
 from htcpool.collector.store import (
     ANY_TYPE,
+    DEFAULT_ABSENT_LIFETIME,
     DEFAULT_CLASSAD_LIFETIME,
+    AbsentPolicy,
     AdKey,
     AdStore,
     ad_key,
@@ -23,7 +25,9 @@ from htcpool.collector.store import (
 
 __all__ = [
     "ANY_TYPE",
+    "DEFAULT_ABSENT_LIFETIME",
     "DEFAULT_CLASSAD_LIFETIME",
+    "AbsentPolicy",
     "AdKey",
     "AdStore",
     "CollectorError",

@@ -43,12 +43,14 @@ def _mentions_target(node: Node) -> bool:
 class Constraint:
     """A parsed constraint, called as ``constraint(ad, context) -> bool``."""
 
-    __slots__ = ("text", "node", "uses_target")
+    __slots__ = ("text", "node", "uses_target", "mentions_absent")
 
     def __init__(self, text: str, node: Node) -> None:
         self.text = text
         self.node = node
         self.uses_target = _mentions_target(node)
+        #: the constraint asks about ``Absent``: absent ads are not filtered out for it
+        self.mentions_absent = any(ref.key == "absent" for ref in references(node))
 
     def __call__(self, ad: ClassAd, context: EvalContext) -> bool:
         target = ClassAd._from_tables(ad._exprs, ad._names) if self.uses_target else None

@@ -25,6 +25,15 @@ Rules of this module (HTCondor's ``CollectorEngine`` and ``CollectorStats``):
   ``ClassAdLifetime`` when that is a number, else the store's default (``CLASSAD_LIFETIME``,
   900 s). ``next_deadline()`` is the first whole second at which ``expire(now)`` drops
   something, so a driver that sleeps until then never wakes for nothing.
+* Absent ads (HTCondor's ``ABSENT_REQUIREMENTS``, the admin manual's "Absent ClassAds"): given an
+  ``AbsentPolicy``, a Machine ad that expires and meets its requirements is kept instead of
+  dropped, marked ``Absent = true`` with ``LastHeardFrom`` and ``MyCurrentTime`` set to the
+  time it went absent and ``ClassAdLifetime`` set to the policy's lifetime
+  (``ABSENT_EXPIRE_ADS_AFTER``, 30 days; 0 keeps it for ever); its private ad goes. When that
+  lifetime is over it is dropped; an update under its key replaces it. While a policy is set, a
+  query whose constraint does not mention ``Absent`` does not see absent ads (so the negotiator
+  never matches a machine that has gone), as HTCondor's collector filters them. Ads invalidated
+  by their daemon are removed, never kept absent (``EXPIRE_INVALIDATED_ADS`` is not offered).
 * ``invalidate`` removes ads of one type (or ``Any``) by name, by constraint, or both.
 * ``query`` returns copies in a stable order: by type, then ``Name``, then ``ScheddName``. The
   constraint, projection and private merge are described in ``query``.
@@ -42,7 +51,13 @@ from htcpool.classad import ClassAd, ClassAdError, EvalContext, as_number, fixed
 from htcpool.classad.context import request_pool
 from htcpool.classad.nodes import Literal
 from htcpool.collector.errors import CollectorUpdateError, CollectorUsageError
-from htcpool.collector.query import compile_constraint, project, projection_keys, with_private
+from htcpool.collector.query import (
+    Constraint,
+    compile_constraint,
+    project,
+    projection_keys,
+    with_private,
+)
 
 #: HTCondor's default ``CLASSAD_LIFETIME``, in seconds
 DEFAULT_CLASSAD_LIFETIME = 900
@@ -50,6 +65,17 @@ DEFAULT_CLASSAD_LIFETIME = 900
 ANY_TYPE = "any"
 
 AdKey = tuple[str, str, str]  # (lower-cased MyType, Name, ScheddName or "")
+#: HTCondor's default ``ABSENT_EXPIRE_ADS_AFTER``: 30 days
+DEFAULT_ABSENT_LIFETIME = 60 * 60 * 24 * 30
+_FOREVER = 2**31 - 1
+
+
+@dataclass(frozen=True, slots=True)
+class AbsentPolicy:
+    """Which expiring Machine ads are kept as absent, and for how long (0: for ever)."""
+
+    requirements: Constraint
+    lifetime: int = DEFAULT_ABSENT_LIFETIME
 
 
 @dataclass(slots=True)
@@ -103,10 +129,12 @@ class AdStore:
     """Every ad the collector holds. All times are passed in; nothing here reads a clock."""
 
     def __init__(
-        self, default_lifetime: float = DEFAULT_CLASSAD_LIFETIME, *, daemon_stats: bool = True
+        self, default_lifetime: float = DEFAULT_CLASSAD_LIFETIME, *, daemon_stats: bool = True,
+        absent: AbsentPolicy | None = None,
     ) -> None:
         self.default_lifetime = default_lifetime
         self.daemon_stats = daemon_stats
+        self.absent = absent
         self._tables: dict[str, dict[AdKey, _Entry]] = {}
         self._order: dict[str, list[AdKey]] = {}  # sorted keys per table, dropped on change
         self._heap: list[tuple[int, int, AdKey]] = []
@@ -214,10 +242,30 @@ class AdStore:
         while heap and heap[0][0] <= now:
             _, serial, key = heapq.heappop(heap)
             entry = self._tables.get(key[0], {}).get(key)
-            if entry is not None and entry.serial == serial:
+            if entry is not None and entry.serial == serial and not self._kept_absent(key, entry, now):
                 self._remove(key)
                 gone.append(key)
         return gone
+
+    def _kept_absent(self, key: AdKey, entry: _Entry, now: float) -> bool:
+        """Mark an expiring Machine ad absent when the policy keeps it (see the module rules)."""
+        policy = self.absent
+        if policy is None or key[0] != "machine" or entry.ad.get("Absent") is True:
+            return False
+        if not policy.requirements(entry.ad, EvalContext(clock=fixed_clock(now))):
+            return False
+        lifetime = policy.lifetime if policy.lifetime > 0 else _FOREVER
+        heard = int(now)
+        entry.ad["Absent"] = True
+        entry.ad["ClassAdLifetime"] = lifetime
+        entry.ad["LastHeardFrom"] = heard
+        entry.ad["MyCurrentTime"] = heard
+        entry.private = None
+        self._serial += 1
+        entry.serial = self._serial
+        entry.deadline = min(heard + lifetime + 1, _FOREVER)
+        heapq.heappush(self._heap, (entry.deadline, entry.serial, key))
+        return True
 
     def next_deadline(self) -> float | None:
         """When ``expire`` will next drop an ad, or None when the store is empty."""
@@ -269,7 +317,10 @@ class AdStore:
         out: list[ClassAd] = []
         if limit is not None and limit == 0:
             return out
+        hide_absent = self.absent is not None and not (expr is not None and expr.mentions_absent)
         for _, entry in self._entries(my_type):
+            if hide_absent and entry.ad.get("Absent") is True:
+                continue
             if expr is not None and not expr(entry.ad, context):
                 continue
             ad = entry.ad

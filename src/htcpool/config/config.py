@@ -15,7 +15,10 @@ expand lazily, at call time, like HTCondor's ``param()``:
   parameter table gives the knob (``range=`` in ``param_info.in``), and raise
   :class:`~htcpool.config.errors.ConfigValueError` naming the knob, the defining file and
   line and the reason when the text is not of that type or out of range. Every daemon reads
-  its numeric knobs through them, so an expression is accepted wherever HTCondor accepts one;
+  its numeric knobs through them, so an expression is accepted wherever HTCondor accepts one.
+  A daemon's configuration sets ``on_bad_value``: the error is handed to it (the daemon logs
+  it, naming the knob) and the knob's default is used instead, so no knob value stops a
+  daemon or sets it spinning (HTCondor's daemons exit on such a value instead);
 * every accessor takes ``subsystem``, ``local_name`` (tried as ``LOCAL.NAME`` then
   ``SUBSYS.NAME`` then ``NAME``) and ``slot`` (``SLOT<N>_NAME`` tried before ``NAME``, as
   the startd does for per-slot settings).
@@ -25,11 +28,13 @@ Build one with :func:`htcpool.config.read_config` (files) or :meth:`Config.from_
 
 from __future__ import annotations
 
+import copy
 import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TypeVar
 
+from htcpool.config.errors import ConfigValueError
 from htcpool.config.lookup import Context, Found, lookup
 from htcpool.config.macro_set import DEFAULT, Definition, MacroSet
 from htcpool.config.macros import Expander, LazyRandom, RandomSource
@@ -88,6 +93,9 @@ class Config:
         self.facts = facts if facts is not None else fake_machine()
         self.cwd = cwd
         self.clock = clock
+        #: None: a typed value that cannot be used raises ``ConfigValueError`` (tools, tests);
+        #: a daemon sets a function that logs the error, and the knob's default is used
+        self.on_bad_value: Callable[[ConfigValueError], None] | None = None
         # Settled expansions per reading context, dropped whenever the set changes.
         self._expanders: dict[tuple[str | None, str | None], Expander] = {}
         self._memo_version = -1
@@ -218,20 +226,44 @@ class Config:
                subsystem: str | None, slot: int | None, local_name: str | None) -> T | None:
         found = self.lookup(name, subsystem, slot, local_name)
         text = self.get_str(name, subsystem, slot, local_name)
-        if text is None or found is None:
-            # Like param_integer(): an undefined or empty value falls back to the
-            # table default (for this subsystem), then to the caller's default.
-            context = self._context(subsystem, local_name)
-            info = default_for(name, context.prefixes())
-            if info is None or not info.default:
-                return default
-            expander = self.expander(subsystem, local_name, (DEFAULT, 0))
-            text = expander.expand(info.default)
-            if not text:
-                return default
-            found = Found(info.default, None, info.name)
-        source, line = self._where(found)
-        return convert(name, text, source=source, line=line, clock=self.clock)
+        if text is not None and found is not None:
+            source, line = self._where(found)
+            try:
+                return convert(name, text, source=source, line=line, clock=self.clock)
+            except ConfigValueError as e:
+                if self.on_bad_value is None:
+                    raise
+                self.on_bad_value(e)  # the daemon logs it and runs on with the default
+        return self._typed_default(name, convert, default, subsystem, local_name)
+
+    def _typed_default(self, name: str, convert: Callable[..., T], default: T | None,
+                       subsystem: str | None, local_name: str | None) -> T | None:
+        """Like param_integer(): an undefined or empty (or, for a daemon, unusable) value falls
+        back to the table default (for this subsystem), then to the caller's default."""
+        context = self._context(subsystem, local_name)
+        info = default_for(name, context.prefixes())
+        if info is None or not info.default:
+            return default
+        expander = self.expander(subsystem, local_name, (DEFAULT, 0))
+        text = expander.expand(info.default)
+        if not text:
+            return default
+        try:
+            return convert(name, text, source=DEFAULT, line=0, clock=self.clock)
+        except ConfigValueError as e:
+            if self.on_bad_value is None:
+                raise
+            self.on_bad_value(e)
+            return default
+
+    def strict(self) -> Config:
+        """This configuration with ``on_bad_value`` unset: a typed value that cannot be used
+        raises, for a reader that words its own message about it (the group quota knobs)."""
+        if self.on_bad_value is None:
+            return self
+        view = copy.copy(self)
+        view.on_bad_value = None
+        return view
 
     def get_int(self, name: str, subsystem: str | None = None, slot: int | None = None,
                 local_name: str | None = None, *, default: int | None = None) -> int | None:

@@ -138,6 +138,8 @@ class Reader:
                 ifs.inside_if() or (line[1:3].lower() == "if" and (len(line) == 3 or line[3] in C_SPACE))
             ):
                 line = line[1:]
+                if not line:  # a bare ":" leaves nothing to apply
+                    continue
             if line[0] in "iIeE":
                 ex = self.expander(source, number)
                 try:

@@ -25,7 +25,10 @@ expression) is refused: :func:`to_int`, :func:`to_float` and :func:`to_bool` rai
 HTCondor's ``param_integer``/``param_double``/``param_boolean`` for one knob's expanded
 text: the conversion above, then the range the parameter table gives the knob
 (``range=`` in ``param_info.in``; HTCondor refuses a value outside it rather than
-clamping it). They raise :class:`~htcpool.config.ConfigValueError` naming the knob, where
+clamping it) or, for a knob holding a length of time that the table leaves open, htcpool's
+own (``knob_range``: at least 1 s for the daemons' cycle periods, never negative for the
+other waits they schedule by, at most 2147483647 s for any length of time); a real that is not finite (``nan``, ``inf``, ``1e400``) is refused for every
+knob. They raise :class:`~htcpool.config.ConfigValueError` naming the knob, where
 it was defined and why. :class:`~htcpool.config.Config`'s ``get_int``/``get_float``/
 ``get_bool`` use them, and so does any settings builder that holds a knob's text.
 
@@ -181,22 +184,67 @@ def text_to_bool(text: str, clock: Clock | None = None) -> bool | None:
         return None
 
 
+#: the periods htcpool's daemons schedule their work by, which the parameter table leaves
+#: without a range: one below 1 second would make a daemon loop without pause
+CYCLE_PERIODS = frozenset({
+    "SCHEDD_INTERVAL", "UPDATE_INTERVAL", "MASTER_UPDATE_INTERVAL", "COLLECTOR_UPDATE_INTERVAL",
+    "NEGOTIATOR_UPDATE_INTERVAL", "POLLING_INTERVAL", "ALIVE_INTERVAL", "STARTER_UPDATE_INTERVAL",
+})
+#: other lengths of time htcpool's daemons wait by (0 is allowed: "the default" or "at once")
+WAITS = frozenset({
+    "NEGOTIATOR_INTERVAL", "NEGOTIATOR_MIN_INTERVAL", "NEGOTIATOR_CYCLE_DELAY", "CLASSAD_LIFETIME",
+    "PERIODIC_EXPR_INTERVAL", "CGROUP_POLLING_INTERVAL", "STARTER_INITIAL_UPDATE_INTERVAL",
+    "SHUTDOWN_GRACEFUL_TIMEOUT", "SHUTDOWN_FAST_TIMEOUT", "MASTER_BACKOFF_CONSTANT",
+    "MASTER_BACKOFF_CEILING", "MASTER_RECOVER_FACTOR",
+})
+#: name endings of the knobs that hold a length of time
+PERIOD_SUFFIXES = ("_INTERVAL", "_TIMEOUT", "_DELAY", "_LIFETIME", "_HALFLIFE", "_PERIOD")
+#: the longest length of time a knob may hold: HTCondor reads them into a C ``int``
+PERIOD_HIGHEST = (1 << 31) - 1
+
+
+def knob_range(name: str) -> tuple[int | float | None, int | float | None]:
+    """The (low, high) a numeric knob's value must lie in (None: open). The parameter table's
+    ``range=`` where it gives one; otherwise htcpool's own for a length of time: at least 1 for
+    ``CYCLE_PERIODS``, 0 for ``WAITS``, and at most ``PERIOD_HIGHEST`` for every knob whose
+    name says it holds one (``PERIOD_SUFFIXES``; some take -1 for "never")."""
+    info = param_info(name)
+    low, high = (info.low, info.high) if info is not None else (None, None)
+    if low is not None or high is not None:
+        return low, high
+    base = name.rsplit(".", 1)[-1].upper()
+    if base in CYCLE_PERIODS:
+        return 1, PERIOD_HIGHEST
+    if base in WAITS:
+        return 0, PERIOD_HIGHEST
+    if base.endswith(PERIOD_SUFFIXES):
+        return None, PERIOD_HIGHEST
+    return None, None
+
+
+def _short(text: str) -> str:
+    """Knob text for a message: a value of 400 digits is shown by its start and its length."""
+    text = text.strip()
+    return text if len(text) <= 60 else f"{text[:40]}... ({len(text)} characters)"
+
+
 def _knob(name: str, text: str, kind: str, convert: Callable[[str, Clock | None], T],
           source: str, line: int, clock: Clock | None) -> T:
     try:
         value = convert(text, clock)
     except NotConvertible as exc:
-        raise ConfigValueError(f"{name} = {text} is not a valid {kind}: {exc}", source, line) from None
-    info = param_info(name)
-    if info is None or type(value) is bool:
+        raise ConfigValueError(f"{name} = {_short(text)} is not a valid {kind}: {exc}", source, line) from None
+    if type(value) is bool:
         return value
-    low, high = info.low, info.high
+    if type(value) is float and not math.isfinite(value):
+        raise ConfigValueError(f"{name} = {_short(text)} is not a valid {kind}: it is not finite", source, line)
+    low, high = knob_range(name)
     if (low is None or value >= low) and (high is None or value <= high):
         return value
     allowed = (f"from {low} to {high}" if low is not None and high is not None
                else f"at least {low}" if low is not None else f"at most {high}")
     too = "low" if low is not None and value < low else "high"
-    raise ConfigValueError(f"{name} = {text} is too {too}: it must be {allowed}", source, line)
+    raise ConfigValueError(f"{name} = {_short(text)} is too {too}: it must be {allowed}", source, line)
 
 
 def integer_value(name: str, text: str, *, source: str = "", line: int = 0, clock: Clock | None = None) -> int:

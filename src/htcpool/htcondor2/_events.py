@@ -14,7 +14,11 @@ bindings use: every event has ``MyType``, ``EventTypeNumber``, ``Cluster``,
   ``AssignedR``; ``TimeExecuteUsage``, ``TimeSlotBusyUsage``);
 * 006 image size: ``Size``, ``MemoryUsage``, ``ResidentSetSize``, ``ProportionalSetSize``;
 * 009 aborted and 013 released: ``Reason``; 010 suspended: ``NumberOfPIDs``;
-* 012 held: ``HoldReason``, ``HoldReasonCode``, ``HoldReasonSubCode``.
+* 012 held: ``HoldReason``, ``HoldReasonCode``, ``HoldReasonSubCode``;
+* the factory's events (proc -1, which leaves ``Proc`` out): 035 cluster submitted:
+  ``SubmitHost`` and ``StructuredNotes`` (the one-line ClassAd); 036 cluster removed:
+  ``NextProcId``, ``NextRow``, ``Completion`` and ``Notes``; 037 paused: ``Reason``,
+  ``PauseCode``, ``HoldCode``; 038 resumed: ``Reason``.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-HEADER = re.compile(r"^(\d{3}) \((\d+)\.(\d+)\.(\d+)\) (\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d(?:\.\d+)?)"
+HEADER = re.compile(r"^(\d{3}) \((\d+)\.(-?\d+)\.(\d+)\) (\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d(?:\.\d+)?)"
                     r"(Z|[+-]\d\d:?\d\d)? ?(.*)$")
 MY_TYPES = {0: "SubmitEvent", 1: "ExecuteEvent", 2: "ExecutableErrorEvent", 3: "CheckpointedEvent",
             4: "JobEvictedEvent", 5: "JobTerminatedEvent", 6: "JobImageSizeEvent",
@@ -30,7 +34,9 @@ MY_TYPES = {0: "SubmitEvent", 1: "ExecuteEvent", 2: "ExecutableErrorEvent", 3: "
             10: "JobSuspendedEvent", 11: "JobUnsuspendedEvent", 12: "JobHeldEvent",
             13: "JobReleaseEvent", 21: "RemoteErrorEvent", 22: "JobDisconnectedEvent",
             23: "JobReconnectedEvent", 24: "JobReconnectFailedEvent", 28: "JobAdInformationEvent",
-            33: "AttributeUpdateEvent", 35: "ClusterSubmitEvent", 36: "ClusterRemoveEvent"}
+            33: "AttributeUpdateEvent", 35: "ClusterSubmitEvent", 36: "ClusterRemoveEvent",
+            37: "FactoryPausedEvent", 38: "FactoryResumedEvent"}
+_COMPLETIONS = (("error", -1), ("complete", 1), ("paused", 2))
 _USAGE = re.compile(r"^\s*(Usr \d+ \d\d:\d\d:\d\d, Sys \d+ \d\d:\d\d:\d\d)\s+-\s+(Run|Total) "
                     r"(Remote|Local) Usage")
 _BYTES = re.compile(r"^\s*([\d.]+)\s+-\s+(Run|Total) Bytes (Sent By|Received By) Job")
@@ -97,7 +103,9 @@ def _body(code: int, first: str, lines: list[str], out: dict[str, Any]) -> None:
     from htcpool.classad import ClassAd, ExprTree
 
     stripped = [line.strip() for line in lines]
-    if code == 0:
+    if code in MY_TYPES and code >= 35:
+        _factory(code, first, stripped, out)
+    elif code == 0:
         out["SubmitHost"] = first.removeprefix("Job submitted from host: ").strip()
         for line in stripped:
             if line.startswith("WARNING"):
@@ -145,6 +153,38 @@ def _body(code: int, first: str, lines: list[str], out: dict[str, Any]) -> None:
             out["HoldReasonCode"], out["HoldReasonSubCode"] = int(found.group(1)), int(found.group(2))
 
 
+def _factory(code: int, first: str, stripped: list[str], out: dict[str, Any]) -> None:
+    """The factory's events (035 to 038), read as forgivingly as HTCondor reads them."""
+    from htcpool.classad import parseOne
+
+    lines = [line for line in stripped if line]
+    if code == 35:
+        out["SubmitHost"] = first.removeprefix("Cluster submitted from host: ").strip()
+        if lines and lines[0].startswith("["):
+            out["StructuredNotes"] = parseOne(lines[0])
+    elif code == 36:
+        progress = lines[0] if lines else ""
+        found = re.match(r"Materialized (-?\d+) jobs from (-?\d+) items\.\s*(.*)", progress)
+        out["NextProcId"], out["NextRow"] = (int(found.group(1)), int(found.group(2))) if found else (0, 0)
+        rest = found.group(3).lower() if found else progress.lower()
+        out["Completion"] = next((value for word, value in _COMPLETIONS if rest.startswith(word)), 0)
+        error = re.match(r"error\s*(-?\d+)", rest)
+        if error and int(error.group(1)) < 0:
+            out["Completion"] = int(error.group(1))
+        if len(lines) > 1:
+            out["Notes"] = lines[1]
+    elif code == 37:
+        out["PauseCode"], out["HoldCode"] = 0, 0
+        for line in lines:
+            codes = re.findall(r"(Pause|Hold)Code (-?\d+)", line)
+            for which, value in codes:
+                out[f"{which}Code"] = int(value)
+            if not codes and "Reason" not in out:
+                out["Reason"] = line
+    elif lines:
+        out["Reason"] = lines[0]
+
+
 def _terminated(stripped: list[str], out: dict[str, Any]) -> None:
     for line in stripped:
         normal = re.match(r"\(1\) Normal termination \(return value (-?\d+)\)", line)
@@ -173,5 +213,7 @@ def parse_event(text: str) -> Any:
     out: dict[str, Any] = {"MyType": MY_TYPES.get(code, "GenericEvent"), "EventTypeNumber": code,
                            "Cluster": int(header.group(2)), "Proc": int(header.group(3)),
                            "Subproc": int(header.group(4)), "EventTime": when}
+    if out["Proc"] < 0:  # a cluster's event (HTCondor's bindings leave Proc out)
+        del out["Proc"]
     _body(code, header.group(8), lines[1:], out)
     return ClassAd(out)

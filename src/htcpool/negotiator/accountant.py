@@ -41,6 +41,10 @@ from htcpool.negotiator.settings import ROOT_GROUP, AccountantPolicy
 from htcpool.startd import CLAIMED_LIKE as CLAIMED_LIKE_STATES
 
 MIN_PRIORITY = 0.5  # HTCondor's constant minimum RUP; not configurable
+#: the largest size of a number a record may hold (a factor, weighted seconds, a time): about 30
+#: million years of one core, far past any real pool and far below where EUP = RUP x factor would
+#: overflow to infinity (the pie's 1/EUP would then be 0)
+MAX_RECORD_VALUE = 1e15
 #: the slot states (``State`` of a slot ad) in which a slot holds a claim: the accountant charges
 #: such a slot to its user, and the cycle considers it only for preemption. The startd core's
 #: one definition, as the names its slot ads carry.
@@ -158,7 +162,11 @@ class Accountant:
         return rec
 
     def default_factor(self, name: str) -> float:
-        """The factor a new record gets: nice user, group factor, remote user, default."""
+        """The factor a new record gets: nice user, group factor, remote user, default; never
+        more than ``MAX_RECORD_VALUE`` whatever the configuration says."""
+        return min(self._configured_factor(name), MAX_RECORD_VALUE)
+
+    def _configured_factor(self, name: str) -> float:
         p = self.policy
         if name.startswith(p.nice_user_prefix):
             return p.nice_user_prio_factor

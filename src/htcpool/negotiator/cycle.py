@@ -12,7 +12,8 @@ HTCondor 25 ``matchmaker.cpp``, ``negotiationTime``):
 3. the pool's size (``poolsize``: NEGOTIATOR_SLOT_POOLSIZE_CONSTRAINT, GhostMultiplier); slots
    trimmed: claimed ones when preemption is not considered, those with retirement time left unless
    ``NEGOTIATOR_CONSIDER_EARLY_PREEMPTION``, and claimed slots not running a job (the manual's
-   "Negotiation", rule 2); with ``ALLOW_PSLOT_PREEMPTION`` dynamic slots are preempted only
+   "Negotiation", rule 2), and consumption-policy p-slots with no claim id to offer
+   (``NumClaims`` 0); with ``ALLOW_PSLOT_PREEMPTION`` dynamic slots are preempted only
    through their p-slot;
 4. claimed slots get the ephemeral ``RemoteUserPrio``, ``RemoteUserResourcesInUse``,
    ``RemoteGroup…`` attributes, and with NEGOTIATOR_CROSS_SLOT_PRIOS every slot the
@@ -232,6 +233,8 @@ class NegotiationCycle:
                     continue
                 if state == "Claimed" and literal(s, "Activity", ctx) == "Idle":
                     continue  # claimed but not running a job (the manual's "Negotiation", rule 2)
+            if pslot and (number(literal(s, "NumClaims", ctx, 1)) or 0) <= 0 and not pol.allow_pslot_preemption:
+                continue  # a consumption-policy p-slot with no claim id left to offer
             is_dslot = literal(s, "DynamicSlot", ctx) is True
             decorate = pol.consider_preemption and (claimed or pol.cross_slot_prios)
             ad = self.decorator.decorate(s, claimed) if decorate else s

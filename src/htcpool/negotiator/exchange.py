@@ -12,9 +12,12 @@ of the first and last steps are here, so every driver follows the same ones:
 * ``submitter_entries(schedd, ads, idle, table, now)``: the cycle's ``SubmitterAd`` for each
   submitter, its idle jobs (from the schedd's ``IdleJobs`` answer) folded into resource requests
   (priority expressions read at ``now``).
-* ``match_messages(match, slots)``: a match becomes ``MatchNotification`` for the startd and
+* ``match_messages(match, slots, used)``: a match becomes ``MatchNotification`` for the startd and
   ``MatchInfo`` for the schedd. The claim id is the slot's own (``ClaimId``) for an idle slot or a
-  partitionable slot, the pre-made ``PreemptClaimId`` for a preemption of a whole slot; the claim
+  partitionable slot, the first of a consumption-policy p-slot's ``ClaimIdList`` not yet handed
+  out in this cycle (``used``, which the driver keeps for the cycle; HTCondor's negotiator offers
+  each claim id once per cycle, so every match of such a slot becomes its own claim), the
+  pre-made ``PreemptClaimId`` for a preemption of a whole slot; the claim
   ids of dynamic slots a partitionable-slot preemption frees go with it. The schedd gets the slot
   ad without its claim ids, and the match's accounting group, negotiating group and autoregroup
   flag, which end up in the claimed slot's ``RemoteGroup``, ``RemoteNegotiatingGroup`` and
@@ -37,7 +40,7 @@ from htcpool.protocol.startd import MatchNotification
 __all__ = ["MatchMessages", "fetch_request", "match_messages", "submitter_entries", "submitters_by_schedd"]
 
 #: a slot ad's attributes that only the matched schedd may see
-CLAIM_ID_ATTRS = ("ClaimId", "PreemptClaimId")
+CLAIM_ID_ATTRS = ("ClaimId", "PreemptClaimId", "ClaimIdList")
 
 
 def submitters_by_schedd(ads: Iterable[ClassAd]) -> dict[str, list[ClassAd]]:
@@ -79,13 +82,13 @@ class MatchMessages:
     info: MatchInfo
 
 
-def match_messages(match: Match, slots: Mapping[str, ClassAd]) -> MatchMessages | None:
+def match_messages(match: Match, slots: Mapping[str, ClassAd], used: set[str] | None = None) -> MatchMessages | None:
     slot = slots.get(match.slot)
     if slot is None:
         return None
     preempting = match.reason != PreemptState.NONE and not match.preempted_dslots \
         and slot.get("PartitionableSlot") is not True
-    claim_id = slot.get("PreemptClaimId" if preempting else "ClaimId")
+    claim_id = _claim_id(slot, preempting, set() if used is None else used)
     startd = slot.get("MyAddress")
     if not isinstance(claim_id, str) or not isinstance(startd, str):
         return None
@@ -99,3 +102,14 @@ def match_messages(match: Match, slots: Mapping[str, ClassAd]) -> MatchMessages 
                      group=match.group or "", negotiating_group=match.negotiating_group,
                      autoregroup=match.autoregroup)
     return MatchMessages(startd, MatchNotification(claim_id), match.schedd, info)
+
+
+def _claim_id(slot: ClassAd, preempting: bool, used: set[str]) -> object:
+    """The claim id a match of ``slot`` is offered (see ``match_messages``); None when none is left."""
+    listed = slot.get("ClaimIdList")
+    if isinstance(listed, str) and not preempting:
+        free = next((c for c in listed.split() if c not in used), None)
+        if free is not None:
+            used.add(free)
+        return free
+    return slot.get("PreemptClaimId" if preempting else "ClaimId")

@@ -50,7 +50,8 @@ class _Reader:
     """Typed reads of one configuration that turn failures into problems."""
 
     def __init__(self, cfg: Any) -> None:
-        self.cfg = cfg
+        strict = getattr(cfg, "strict", None)  # a daemon's Config: errors come here, not to its log
+        self.cfg = strict() if strict is not None else cfg
         self.problems: list[str] = []
 
     def number(self, knob: str, low: float, high: float) -> float | None:

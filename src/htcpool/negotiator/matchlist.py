@@ -26,9 +26,10 @@ fresh scan.
 
 A p-slot with a consumption policy (``MachineResources`` and ``Consumption<R>``) stays in the cycle
 after a match with its resources reduced; it keeps its class (and its rank from the start of the
-cycle) but is re-checked against each job with its current resources. ``ALLOW_PSLOT_PREEMPTION``
-adds the dynamic slots of a p-slot to it, lowest ``CurrentRank`` first, until the job fits; it is
-tried for a job that no slot can take otherwise (``pslots.py``).
+cycle) but is re-checked against each job with its current resources. Each match also takes one of
+the claim ids it offers (``NumClaims``, when advertised): with none left it leaves the cycle.
+``ALLOW_PSLOT_PREEMPTION`` adds the dynamic slots of a p-slot to it, lowest ``CurrentRank`` first,
+until the job fits; it is tried for a job that no slot can take otherwise (``pslots.py``).
 """
 
 from __future__ import annotations
@@ -414,6 +415,9 @@ class Matchmaker:
                 names = dict(names) if names is old._names else names
                 names[low] = r
             exprs[low] = Literal(int(left) if float(left).is_integer() else left)
+        claims = number(literal(old, "NumClaims", self.context)) if "numclaims" in exprs else None
+        if claims is not None:
+            exprs["numclaims"] = Literal(int(claims) - 1)  # each match takes one of its claim ids
         ad = ClassAd._from_tables(exprs, names)
         ad._shared = names is old._names  # the name table is the old ad's: copied before any change
         return ad
@@ -427,7 +431,8 @@ class Matchmaker:
             ad = cand.after
             assert ad is not None
             t.replace_ad(i, ad, [r for r, _ in cand.evaluation.consumed], cand.after_weight)
-            if (number(literal(ad, "Cpus", self.context, 1)) or 0.0) <= 0:
+            if (number(literal(ad, "Cpus", self.context, 1)) or 0.0) <= 0 \
+                    or (number(literal(ad, "NumClaims", self.context, 1)) or 0.0) <= 0:
                 t.take(i)
         else:
             t.take(i)

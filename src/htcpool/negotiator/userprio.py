@@ -12,14 +12,22 @@ answered, so a pool with no records still has its table), then the submitters.
 operation but ``-resetall`` names a record; a factor below 1 and a priority below 0.5 are refused,
 as the negotiator refuses them; ``-duration`` turns ``-setfactor``, ``-setceiling`` and
 ``-setfloor`` into leases. A refusal is a ``NegotiatorUsageError`` whose message is for the user.
+
+Every number a change carries is checked before anything is touched (``check_numbers``): it
+must be finite (no NaN, no infinity: a NaN passes every "less than" test) and at most
+``MAX_USERPRIO_VALUE`` in size, and a time (``-setbegin``, ``-setlast``) not negative; a
+lease's duration likewise, and not negative. Each operation then refuses a value below its
+least (a factor 1, a priority 0.5, a ceiling -1, a floor and a usage 0). A record with such a
+value would stop the priority arithmetic of every later negotiation cycle.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
-from htcpool.negotiator.accountant import Accountant
+from htcpool.negotiator.accountant import MAX_RECORD_VALUE, Accountant
 from htcpool.negotiator.errors import NegotiatorUsageError
 from htcpool.negotiator.groups import GroupTree
 from htcpool.negotiator.records import CustomerRecord
@@ -65,6 +73,35 @@ def accounting_ads(accountant: Accountant, groups: GroupTree | None, now: float)
     return ads
 
 
+#: the largest size of a number condor_userprio may set (the accountant's bound)
+MAX_USERPRIO_VALUE = MAX_RECORD_VALUE
+#: the changes that carry a number; -setfactor, -setprio, -setceiling, -setfloor and -setaccum
+#: also refuse a value below their least, each with its own message
+NUMERIC_OPS = frozenset({UserprioOp.SETFACTOR, UserprioOp.SETPRIO, UserprioOp.SETCEILING,
+                         UserprioOp.SETFLOOR, UserprioOp.SETACCUM, UserprioOp.SETBEGIN, UserprioOp.SETLAST})
+#: a time cannot be before the epoch
+NOT_BEFORE_EPOCH = frozenset({UserprioOp.SETBEGIN, UserprioOp.SETLAST})
+
+
+def _finite(what: str, value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise NegotiatorUsageError(f"{what}: {value!r} is not a number")
+    number = float(value)
+    if not math.isfinite(number) or abs(number) > MAX_USERPRIO_VALUE:
+        raise NegotiatorUsageError(f"{what}: {value!r} is not a finite number of at most "
+                                   f"{MAX_USERPRIO_VALUE:g} in size")
+    return number
+
+
+def check_numbers(command: UserprioCommand) -> None:
+    """NegotiatorUsageError naming the option when a number of ``command`` is not usable."""
+    option = f"-{command.op}"
+    if command.op in NUMERIC_OPS and _finite(option, command.value) < 0 and command.op in NOT_BEFORE_EPOCH:
+        raise NegotiatorUsageError(f"{option}: {command.value!r} is before 1970: a time must not be negative")
+    if _finite("-duration", command.duration) < 0:
+        raise NegotiatorUsageError(f"-duration: {command.duration!r} is negative")
+
+
 def _lease(c: UserprioCommand, now: float) -> dict[str, float]:
     """The lease arguments of a change given ``-duration`` (none without it)."""
     return {"now": now, "duration": c.duration} if c.duration > 0 else {}
@@ -103,4 +140,5 @@ def apply_userprio(accountant: Accountant, command: UserprioCommand, now: float)
         raise NegotiatorUsageError(f"unknown userprio operation {str(command.op)!r}")
     if command.op != UserprioOp.RESETALL and not command.name:
         raise NegotiatorUsageError(f"-{command.op} needs a user or group name")
+    check_numbers(command)
     operation(accountant, command, now)

@@ -13,14 +13,15 @@ pass in C over the two tables; otherwise one pass in Python.
 
 The protocol codec sends runs of ads this way (``codec``); the schedd's SQLite store keeps a
 cluster as its first job's ad and every job as its changes from it (``job_changes`` and
-``job_from_changes``, where a ``ProcId`` equal to the job's own number is left to the key).
+``job_from_changes``, where a ``ProcId`` equal to the job's own number is left to the key);
+``ClusterShape`` tells first, in one pass in C, the jobs that change nothing but that number.
 """
 
 from __future__ import annotations
 
 import math
 from itertools import compress
-from operator import is_not
+from operator import is_, is_not
 from typing import Any
 
 from htcpool.classad import ClassAd
@@ -95,6 +96,41 @@ def job_changes(ad: ClassAd, cluster_ad: ClassAd, proc: int) -> ClassAd | None:
     return as_ad(changed, ad)
 
 
+class ClusterShape:
+    """A cluster ad's attributes in order, for telling at C speed that a job's ad is that ad but
+    for its ``ProcId`` (every job of a fresh cluster is): ``unchanged``."""
+
+    __slots__ = ("_base", "_keys", "_names", "_nodes", "_proc_at")
+
+    def __init__(self, cluster_ad: ClassAd) -> None:
+        self._base = cluster_ad
+        self._keys = list(cluster_ad._exprs)
+        self._nodes: list[Node] = list(cluster_ad._exprs.values())
+        self._names = cluster_ad._names
+        self._proc_at = self._keys.index("procid") if "procid" in cluster_ad._exprs else -1
+
+    def of(self, cluster_ad: ClassAd) -> bool:
+        """Whether this is the shape of ``cluster_ad`` (which is never changed once in use)."""
+        return cluster_ad is self._base
+
+    def unchanged(self, ad: ClassAd, proc: int) -> bool:
+        """Whether every expression of ``ad`` is the cluster ad's very object, named alike and in
+        the same order, but for a ``ProcId`` that is the literal ``proc``, so that ``job_changes``
+        would find nothing. False means: compare in full, never that the ad differs."""
+        exprs, names = ad._exprs, ad._names
+        nodes = list(exprs.values())
+        if len(nodes) != len(self._nodes):
+            return False
+        at = self._proc_at
+        if at >= 0:
+            node = nodes[at]
+            if type(node) is not Literal or type(node.value) is not int or node.value != proc:
+                return False
+            nodes[at] = self._nodes[at]
+        return (all(map(is_, nodes, self._nodes)) and list(exprs) == self._keys
+                and (names is self._names or names == self._names))
+
+
 def job_from_changes(cluster_ad: ClassAd, changes: ClassAd, proc: int) -> ClassAd:
     """Job ``proc``'s ad from its cluster ad and ``job_changes``' answer; it shares the
     cluster ad's unchanged expressions."""
@@ -107,4 +143,4 @@ def job_from_changes(cluster_ad: ClassAd, changes: ClassAd, proc: int) -> ClassA
     return ad
 
 
-__all__ = ["as_ad", "changed_nodes", "job_changes", "job_from_changes", "same_node"]
+__all__ = ["ClusterShape", "as_ad", "changed_nodes", "job_changes", "job_from_changes", "same_node"]

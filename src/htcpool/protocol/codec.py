@@ -30,7 +30,7 @@ import gc
 import math
 import types
 import typing
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from htcpool.classad import ClassAd, ClassAdError, parseOne
@@ -56,12 +56,42 @@ def message_types(modules: Iterable[types.ModuleType]) -> dict[str, type]:
     return out
 
 
-def _registry() -> dict[str, type]:
-    from htcpool.protocol import admin, collector, negotiator, schedd, startd
-    return message_types((startd, collector, negotiator, schedd, admin))
+class _Registry(Mapping[str, type]):
+    """The message classes by name. The modules the package imports anyway are read at once;
+    the startd's messages, the most numerous (creating their classes is about half of importing
+    the package), are imported on the first lookup of a name not found among the others, or
+    when the whole registry is listed. A tool that speaks only to the schedd (``htcpool
+    submit``) never imports them."""
+
+    def __init__(self) -> None:
+        from htcpool.protocol import admin, collector, negotiator, schedd
+
+        self._eager = (collector, negotiator, schedd, admin)
+        self._types = message_types(self._eager)
+        self._complete = False
+
+    def _everything(self) -> dict[str, type]:
+        if not self._complete:
+            from htcpool.protocol import startd
+
+            self._types = message_types((startd, *self._eager))
+            self._complete = True
+        return self._types
+
+    def __getitem__(self, name: str) -> type:
+        found = self._types.get(name)
+        if found is None:
+            return self._everything()[name]
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._everything())
+
+    def __len__(self) -> int:
+        return len(self._everything())
 
 
-MESSAGE_TYPES: dict[str, type] = _registry()
+MESSAGE_TYPES: Mapping[str, type] = _Registry()
 
 
 def _plain_values(changed: dict[str, Any], names: dict[str, str]) -> dict[str, Any] | None:
@@ -240,12 +270,24 @@ def _decode_ad(value: Any, prev: ClassAd | None, where: str) -> ClassAd:
     return whole
 
 
-def _with_values(prev: ClassAd, values: Any, where: str) -> ClassAd:
-    """``prev`` with the plain values of a ``{"$set": {...}}`` (strings, numbers, booleans)."""
-    if not isinstance(values, Mapping):
-        raise ProtocolError(f"{where}: \"$set\" must be an object of attribute values")
-    whole = prev.copy()
-    exprs, names = whole._exprs, whole._names
+class _BadValues(Exception):
+    """What is wrong with a ``"$set"`` object, as the end of a sentence that names the ad."""
+
+
+def _with_values(prev: ClassAd, values: Any, where: str, index: int | None = None) -> ClassAd:
+    """``prev`` with the plain values of a ``{"$set": {...}}`` (strings, numbers, booleans);
+    ``where`` (with ``[index]`` when given) names the ad in an error, made only for one."""
+    try:
+        return _set_values(prev, values)
+    except _BadValues as e:
+        raise ProtocolError(f"{where if index is None else f'{where}[{index}]'}{e}") from None
+
+
+def _set_values(prev: ClassAd, values: Any) -> ClassAd:
+    if type(values) is not dict and not isinstance(values, Mapping):
+        raise _BadValues(': "$set" must be an object of attribute values')
+    exprs, names = prev._exprs.copy(), prev._names
+    added: dict[str, str] | None = None
     for name, v in values.items():
         t = type(v)
         if t is int:
@@ -253,14 +295,16 @@ def _with_values(prev: ClassAd, values: Any, where: str) -> ClassAd:
         elif t is str or t is bool or t is float:
             node = Literal(v)
         else:
-            raise ProtocolError(f"{where}.{name}: expected a string, a number or true/false")
+            raise _BadValues(f".{name}: expected a string, a number or true/false")
         if not name:
-            raise ProtocolError(f"{where}: an attribute name is empty")
+            raise _BadValues(": an attribute name is empty")
         key = name.lower()
-        if key not in names:
-            names[key] = name
+        if key not in names and (added is None or key not in added):
+            if added is None:
+                added = {}
+            added[key] = name
         exprs[key] = node
-    return whole
+    return ClassAd._from_tables(exprs, names.copy() if added is None else names | added)
 
 
 def _decode_ads(values: list[Any], where: str) -> tuple[ClassAd, ...]:
@@ -273,7 +317,10 @@ def _decode_ads(values: list[Any], where: str) -> tuple[ClassAd, ...]:
     out: list[ClassAd] = []
     prev: ClassAd | None = None
     for i, value in enumerate(values):
-        prev = _decode_ad(value, prev, f"{where}[{i}]")
+        if prev is not None and type(value) is dict and "$set" in value:  # the common case, at once
+            prev = _with_values(prev, value["$set"], where, i)
+        else:
+            prev = _decode_ad(value, prev, f"{where}[{i}]")
         out.append(prev)
     return tuple(out)
 

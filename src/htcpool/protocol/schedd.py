@@ -90,8 +90,32 @@ class Submitted:
 
 @dataclass(frozen=True, slots=True)
 class QueueQuery:
+    """``clusters``: the late-materialization factories' cluster ads (condor_q -factory) that
+    meet ``constraint``, instead of the jobs."""
+
     constraint: str = ""
     projection: tuple[str, ...] = ()
+    clusters: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class QueueTotals:
+    """condor_q -totals: how many jobs meet ``constraint`` and how many the queue holds, by
+    state, answered with ``QueueCounts`` and no ads."""
+
+    constraint: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class QueueCounts:
+    """Job counts keyed by ``JobStatus`` (its number as text; ``other`` for a status that is
+    not a number): ``selected`` for the query's constraint, ``everything`` for the whole queue;
+    the schedd's name and address for condor_q's heading."""
+
+    selected: Mapping[str, int]
+    everything: Mapping[str, int]
+    schedd_name: str = ""
+    schedd_address: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,7 +210,11 @@ class Reconnect:
 
 @dataclass(frozen=True, slots=True)
 class ReconnectReply:
+    """``job``: the job (``cluster.proc``) last activated on the claim, running or exited; empty
+    when the claim was never activated, so a schedd whose activation never arrived requeues."""
+
     claim_id: str
     alive: bool
     slot: str = ""
     activity: str = ""
+    job: str = ""

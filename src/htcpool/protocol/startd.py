@@ -51,6 +51,12 @@ class Notice(StrEnum):
 
     RELEASE = "release"  # the claim is gone
 
+
+#: the detail of the ``Ok`` that answers a message about a claim the receiver does not hold (a
+#: restarted startd asked to keep a claim alive that it never knew, a schedd told of a claim it
+#: has let go)
+UNKNOWN_CLAIM = "unknown claim"
+
 # --------------------------------------------------------------------------- messages in
 
 

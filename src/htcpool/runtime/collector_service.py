@@ -6,7 +6,10 @@ It takes ``UpdateAd`` and ``InvalidateAd`` from every daemon and answers
 ``next_deadline`` comes: the timer is armed for exactly that second. The
 collector advertises itself as a ``Collector`` ad every
 ``COLLECTOR_UPDATE_INTERVAL`` seconds (default 900), and more often when its
-own ad would otherwise outlive ``CLASSAD_LIFETIME``.
+own ad would otherwise outlive ``CLASSAD_LIFETIME``. With ``ABSENT_REQUIREMENTS`` set, an
+expiring Machine ad that meets it is kept as absent for ``ABSENT_EXPIRE_ADS_AFTER`` seconds
+(``collector.store``); a value that does not parse stops the collector with a message naming
+the knob.
 
 Messages and administrative commands are dispatched by table; a malformed
 constraint or an ad without ``MyType`` and ``Name`` is refused with 400.
@@ -18,7 +21,15 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from htcpool.classad import ClassAd
-from htcpool.collector import AdStore, CollectorError
+from htcpool.collector import (
+    DEFAULT_ABSENT_LIFETIME,
+    AbsentPolicy,
+    AdStore,
+    CollectorError,
+    compile_constraint,
+)
+from htcpool.config import Config
+from htcpool.config.errors import ConfigValueError
 from htcpool.protocol import (
     AdList,
     Command,
@@ -33,12 +44,26 @@ from htcpool.runtime.daemon import Daemon
 from htcpool.runtime.http import RequestRefused
 
 
+def absent_policy(config: Config) -> AbsentPolicy | None:
+    """``ABSENT_REQUIREMENTS`` and ``ABSENT_EXPIRE_ADS_AFTER``; None when no requirements are set."""
+    text = config.get_expr("ABSENT_REQUIREMENTS")
+    if text is None or not text.strip():
+        return None
+    try:
+        requirements = compile_constraint(text)
+    except CollectorError as e:
+        raise ConfigValueError(f"ABSENT_REQUIREMENTS = {text} is not a valid expression: {e}") from None
+    assert requirements is not None  # the text is not blank
+    lifetime = config.get_int("ABSENT_EXPIRE_ADS_AFTER", default=DEFAULT_ABSENT_LIFETIME)
+    return AbsentPolicy(requirements, max(0, lifetime or 0))
+
+
 class CollectorService:
     def __init__(self, daemon: Daemon) -> None:
         self.daemon = daemon
         config = daemon.config
         lifetime = float(config.get_int("CLASSAD_LIFETIME") or 900)
-        self.store = AdStore(default_lifetime=lifetime)
+        self.store = AdStore(default_lifetime=lifetime, absent=absent_policy(config))
         self.update_interval = max(1.0, min(float(config.get_int("COLLECTOR_UPDATE_INTERVAL") or 900), lifetime))
         self.started = daemon.clock()
         self.next_advert = self.started

@@ -2,7 +2,7 @@
 
 A service is an object with ``start()``, ``handle(message)``,
 ``next_deadline()``, ``on_timer(now)`` and ``stop(how)``. ``Daemon.run`` binds an
-HTTP server on loopback (``NETWORK_INTERFACE`` when it names an address) and on
+HTTP server on the address ``runtime/network.py`` chooses (loopback for a pool on one host) and on
 the Unix socket ``run/<name>.sock`` (local users, known by their uid), both
 behind the daemon's security gate (docs/security.md), starts the service,
 writes ``run/<name>.address`` and serves until SIGTERM or SIGINT (graceful) or
@@ -11,7 +11,9 @@ deadline, which the service takes from its core's ``next_deadline``, or until
 the service calls ``Daemon.poke()`` after a change, the way the asyncio driver
 of a sans-I/O core arms ``call_at``; it decides nothing itself. ``Outbox``
 delivers fire-and-forget messages to other daemons in order, per destination,
-retrying while the peer is away.
+retrying while the peer is away. A daemon started by the master sends it
+keep-alives from its event loop and stops fast when the master is gone
+(``runtime/childalive.py``).
 
 ``htcpool.runtime.services`` names the service of each daemon and is the
 command that runs one; this module imports no service, so every service can
@@ -36,12 +38,15 @@ import uvicorn
 
 from htcpool.clock import wall_clock
 from htcpool.config import Config, read_config
-from htcpool.config.errors import ConfigError
+from htcpool.config.errors import ConfigError, ConfigValueError
 from htcpool.protocol import AdList, Command, DaemonCommand, How, Ok, QueryAds
+from htcpool.runtime.childalive import MasterLink
 from htcpool.runtime.debug_levels import apply_debug_levels
 from htcpool.runtime.eval_limits import apply_evaluation_limits
 from htcpool.runtime.http import DEFAULT_MAX_REQUEST_BYTES, DaemonClient, RequestRefused, make_app
 from htcpool.runtime.layout import PoolLayout
+from htcpool.runtime.liveness import not_responding_timeout
+from htcpool.runtime.network import advertised_host, bind_host, collector_url
 from htcpool.runtime.security.credentials import (
     SecurityPaths,
     daemon_gate,
@@ -88,8 +93,10 @@ class Outbox:
     restarted peer is found at its new address; give it with every post).
     Messages posted under one key go in order, one at a time; different keys
     are independent and go concurrently, so a caller picks its keys for the
-    order it needs (the startd uses one per claim). A failed send is retried
-    with back-off for up to ``give_up`` seconds, then dropped with a log line.
+    order it needs (the startd uses one per claim). A failed send (the peer away,
+    or answering 5xx: stopping, or a fault of its own) is retried with back-off for
+    up to ``give_up`` seconds, then dropped with a log line; a 4xx refusal is
+    dropped at once.
     A key's queue and its sending task exist only while it has messages.
     """
 
@@ -140,8 +147,14 @@ class Outbox:
                     await on_reply(reply)
                 return
             except RequestRefused as e:
-                log.warning("%s refused %s: %s", key, type(message).__name__, e.detail)
-                return
+                if e.status < 500:  # the peer will never take it: a 5xx is the peer's own trouble
+                    log.warning("%s refused %s: %s", key, type(message).__name__, e.detail)
+                    return
+                if self.clock() - posted > self.give_up:
+                    log.warning("gave up sending %s to %s: %s", type(message).__name__, key, e.detail)
+                    return
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 2.0)
             except (httpx.HTTPError, ConnectionError, OSError) as e:
                 if self.clock() - posted > self.give_up:
                     log.warning("gave up sending %s to %s: %s", type(message).__name__, key, e)
@@ -177,7 +190,8 @@ class Daemon:
         paths = SecurityPaths.of(config, layout)
         self.token = ensure_pool_credentials(layout, paths)
         self.gate = daemon_gate(layout, lambda: self.config, self.kind, clock)
-        self.tls = pool_tls(config, layout, paths, bind_host(config))  # None: plain HTTP on loopback
+        bind = bind_host(config)  # loopback, NETWORK_INTERFACE, or all interfaces (runtime/network.py)
+        self.tls = pool_tls(config, layout, paths, bind, advertised_host(config, bind))  # None: plain HTTP
         self.client = client if client is not None else DaemonClient(self.token, ca_file=layout.ca_file)
         self.outbox = Outbox(self.client, clock)
         self.url = ""
@@ -244,7 +258,27 @@ class Daemon:
         return value
 
     def address_of(self, daemon: str) -> str | None:
-        return self.layout.read_address(daemon)
+        """The URL of a daemon of this host (``run/<daemon>.address``); for the collector of a pool
+        that spans hosts, the one ``COLLECTOR_HOST`` names (runtime/network.py)."""
+        found = self.layout.read_address(daemon)
+        if found is None and daemon == "collector":
+            try:
+                return collector_url(self.config)
+            except ConfigError as e:
+                log.warning("%s: %s", self.name, e)
+        return found
+
+    async def negotiator_address(self) -> str | None:
+        """The negotiator's URL: this host's, else the one its ad in the collector gives."""
+        local = self.address_of("negotiator")
+        if local is not None:
+            return local
+        ads = await self.collector_query(QueryAds("Negotiator", "", ("MyAddress",)))
+        return next((str(ad["MyAddress"]) for ad in ads if "MyAddress" in ad), None)
+
+    def to_negotiator(self, message: Any) -> None:
+        """``message`` to the pool's negotiator, wherever it runs, in order and retried (``Outbox``)."""
+        self.outbox.post("negotiator", message, self.negotiator_address)
 
     async def ask_collector(self, query: QueryAds) -> AdList:
         """The collector's answer to ``query``; ``CollectorUnavailable`` saying why when there is none."""
@@ -287,7 +321,17 @@ class Daemon:
                 log.exception("%s: timer handling failed", self.name)
                 await asyncio.sleep(1.0)
 
-    async def run(self, service: Service, host: str = "127.0.0.1") -> None:
+    def _master_link(self) -> MasterLink:
+        """The tie to the master that started this daemon (``runtime/childalive.py``): a fast stop
+        when it dies, asked for now; keep-alives once the service has started."""
+        timeout, warning = not_responding_timeout(self.config, self.kind)
+        if warning:
+            log.warning("%s: %s", self.name, warning)
+        link = MasterLink.from_environment(os.environ, timeout)
+        link.die_with_master()
+        return link
+
+    async def run(self, service: Service, host: str = "127.0.0.1", port: int = 0) -> None:
         self.service = service
         apply_debug_levels(self.config, self.kind)  # <SUBSYS>_DEBUG, ALL_DEBUG
         apply_evaluation_limits(self.config)  # CLASSAD_EVALUATION_BUDGET, CLASSAD_REGEX_TIMEOUT
@@ -296,9 +340,9 @@ class Daemon:
         # written as headers then body waits for the client's delayed ACK: 40 ms per message.
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((host, 0))
+        sock.bind((host, port))
         scheme = "http" if self.tls is None else "https"
-        self.url = f"{scheme}://{host}:{sock.getsockname()[1]}"
+        self.url = f"{scheme}://{advertised_host(self.config, host)}:{sock.getsockname()[1]}"
         app = make_app(service.handle, self.gate, self.name, self._max_request_bytes())
         local = bind_unix(str(self.layout.socket_file(self.name)))
         if local is None:
@@ -311,12 +355,14 @@ class Daemon:
         loop.add_signal_handler(signal.SIGTERM, self.request_stop, How.GRACEFUL)
         loop.add_signal_handler(signal.SIGINT, self.request_stop, How.GRACEFUL)
         loop.add_signal_handler(signal.SIGQUIT, self.request_stop, How.FAST)
+        master_link = self._master_link()
         tasks = [asyncio.create_task(each.serve(sockets=socks)) for each, socks in servers]
         while not all(each.started for each, _ in servers) and not any(t.done() for t in tasks):
             await asyncio.sleep(0.01)
         await service.start()
         self.layout.write_address(self.name, self.url)
         log.info("%s listening on %s", self.name, self.url)
+        master_watch = master_link.start(lambda: self.request_stop(How.FAST))  # keep-alives from now on
         timers = asyncio.create_task(self._timers(service))
         await self._stopping.wait()
         log.info("%s stopping (%s)", self.name, self.stop_how)
@@ -330,6 +376,8 @@ class Daemon:
                 with contextlib.suppress(OSError):
                     self.layout.socket_file(self.name).unlink()
         timers.cancel()
+        if master_watch is not None:
+            master_watch.cancel()
         for each, _ in servers:
             each.should_exit = True
         await asyncio.gather(*tasks)
@@ -342,23 +390,35 @@ def _server(app: Any, tls: TlsFiles | None) -> _QuietServer:
     client address always the peer's (proxy headers off: no request header can name another)."""
     from uvicorn.protocols.http.auto import AutoHTTPProtocol
 
+    # At shutdown asyncio waits up to 30 s for the peer of each TLS connection to answer the close,
+    # and an idle keep-alive client (the master's, say) never reads it: wait 3 s at most.
     extra: dict[str, Any] = {} if tls is None else {
-        "ssl_certfile": str(tls.cert), "ssl_keyfile": str(tls.key)}
+        "ssl_certfile": str(tls.cert), "ssl_keyfile": str(tls.key), "timeout_graceful_shutdown": 3}
     return _QuietServer(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off",
                                        proxy_headers=False, http=with_peer_credentials(AutoHTTPProtocol),
                                        **extra))
 
 
 def daemon_config(layout: PoolLayout, subsystem: str, local_name: str | None = None) -> Config:
+    """The daemon's configuration; a numeric knob it cannot use is logged once, naming the
+    knob, and its default is used (``Config.on_bad_value``)."""
     env = dict(os.environ)
     env["CONDOR_CONFIG"] = str(layout.config)
-    return read_config(str(layout.config), environ=env, subsystem=subsystem, local_name=local_name,
-                       clock=wall_clock)
+    config = read_config(str(layout.config), environ=env, subsystem=subsystem, local_name=local_name,
+                         clock=wall_clock)
+    config.on_bad_value = _BadValueLog(subsystem)
+    return config
 
 
-def bind_host(config: Config) -> str:
-    """Loopback unless NETWORK_INTERFACE names an address."""
-    wanted = (config.get_str("NETWORK_INTERFACE") or "").strip()
-    if wanted and wanted != "*" and all(part.isdigit() for part in wanted.split(".")):
-        return wanted
-    return "127.0.0.1"
+class _BadValueLog:
+    """Logs each unusable knob value once per configuration read (daemons read some often)."""
+
+    def __init__(self, subsystem: str) -> None:
+        self.subsystem = subsystem
+        self.seen: set[str] = set()
+
+    def __call__(self, error: ConfigValueError) -> None:
+        text = str(error)
+        if text not in self.seen:
+            self.seen.add(text)
+            log.warning("configuration: %s; %s uses the default instead", text, self.subsystem)

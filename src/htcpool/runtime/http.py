@@ -105,7 +105,7 @@ def make_app(handler: Handler, gate: Gate | str, name: str = "daemon",
             return _answer(Failure(413, detail), 413)
         try:
             msg = protocol.decode(json.loads(body))
-        except json.JSONDecodeError as e:
+        except (json.JSONDecodeError, UnicodeDecodeError) as e:  # bytes that are not UTF-8 text either
             return _answer(Failure(400, f"the body is not JSON: {e}"), 400)
         except ProtocolError as e:
             return _answer(Failure(400, str(e)), 400)

@@ -7,6 +7,18 @@ each log opened once.
 Jobs that have just left the queue are remembered (a bounded map) so their last
 events still find the file. A log that cannot be written is reported once in
 the schedd's log; it never stops the schedd.
+
+A writer made ``as_owner`` (a schedd running as root, whose users' jobs run as themselves) opens
+each log with the job's ``Owner``'s file-system identity (``job_account.files_as``): the log is
+the owner's file, created with the owner's rights, and a path the owner could not write is not
+written by root either. An owner with no account on this machine gets no log (reported once).
+
+``MaterializeLog`` is the schedd's own log of late materialization (``SCHEDD_MATERIALIZE_LOG``):
+every factory's cluster events (035 to 038) and the submit event of each job a factory made, in
+the user-log format, whether or not the jobs name a user log. HTCondor's own tests set the knob
+to keep such a record; htcpool's factories survive a restart through the queue store, so this
+file is a record to read (``htcondor2.JobEventLog``, condor_wait), never read back by the
+schedd.
 """
 
 from __future__ import annotations
@@ -19,7 +31,9 @@ from dataclasses import replace
 from typing import TextIO
 
 from htcpool.classad import ClassAd
-from htcpool.schedd.eventlog import LogEvent, format_event
+from htcpool.runtime.job_account import files_as
+from htcpool.runtime.runas import os_account
+from htcpool.schedd.eventlog import SUBMIT, LogEvent, format_event
 
 log = logging.getLogger("htcpool.schedd")
 REMEMBERED = 4096
@@ -33,8 +47,9 @@ def _job_id(ad: ClassAd) -> tuple[int, int] | None:
 
 
 class UserLogWriter:
-    def __init__(self, zone: int) -> None:
+    def __init__(self, zone: int, as_owner: bool = False) -> None:
         self.zone = zone
+        self.as_owner = as_owner
         self.left: OrderedDict[tuple[int, int], ClassAd] = OrderedDict()
         self.failed: set[str] = set()
 
@@ -57,13 +72,15 @@ class UserLogWriter:
             for event, ad in events:
                 if ad is None:
                     ad = self.left.get((event.cluster, event.proc))
+                if ad is None:  # a factory's event for its cluster carries an ad of the cluster
+                    ad = event.job
                 if ad is None:
                     continue
                 path = ad.get("UserLog")
                 if not isinstance(path, str) or not path:
                     continue
                 if path not in files:
-                    files[path] = self._open(path)
+                    files[path] = self._open(path, ad)
                 f = files[path]
                 if f is None:
                     continue
@@ -82,9 +99,16 @@ class UserLogWriter:
                     except OSError as e:
                         self._cannot(path, e)
 
-    def _open(self, path: str) -> TextIO | None:
+    def _open(self, path: str, ad: ClassAd) -> TextIO | None:
         try:
-            return open(path, "a")
+            if not self.as_owner:
+                return open(path, "a")
+            owner = ad.get("Owner")
+            account = os_account(owner) if isinstance(owner, str) and owner else None
+            if account is None:
+                raise OSError(f"the job's owner {owner!r} has no account on this machine")
+            with files_as(account):
+                return open(path, "a")
         except OSError as e:
             self._cannot(path, e)
             return None
@@ -93,6 +117,36 @@ class UserLogWriter:
         if path not in self.failed:
             self.failed.add(path)
             log.warning("cannot write the user log %s: %s", path, e)
+
+
+def from_factory(event: LogEvent, ad: ClassAd | None) -> bool:
+    """A factory's own event, or the submit event of a job a factory made."""
+    if event.proc < 0:
+        return True
+    return event.code == SUBMIT and ad is not None and "JobMaterializeNextProcId" in ad
+
+
+class MaterializeLog:
+    """Appends the factories' events to one file (see the module docstring); a file that cannot
+    be written is reported once in the schedd's log."""
+
+    def __init__(self, path: str, zone: int) -> None:
+        self.path = path
+        self.zone = zone
+        self.failed = False
+
+    def write(self, events: Iterable[tuple[LogEvent, ClassAd | None]]) -> None:
+        text = "".join(format_event(event if ad is None else _with_details(event, ad), self.zone)
+                       for event, ad in events if from_factory(event, ad))
+        if not text:
+            return
+        try:
+            with open(self.path, "a") as f:
+                f.write(text)
+        except OSError as e:
+            if not self.failed:
+                self.failed = True
+                log.warning("cannot write SCHEDD_MATERIALIZE_LOG %s: %s", self.path, e.strerror or e)
 
 
 def _with_details(event: LogEvent, ad: ClassAd) -> LogEvent:

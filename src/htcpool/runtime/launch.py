@@ -43,6 +43,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from htcpool.runtime.cgroups import CgroupSpec
+from htcpool.runtime.runas import Account
 
 if TYPE_CHECKING:  # the starter imports this module; it needs no ClassAd machinery
     from htcpool.classad import ClassAd, EvalContext
@@ -86,6 +87,11 @@ class LaunchSpec:
     update_interval: float = DEFAULT_USAGE_INTERVAL
     initial_update_interval: float = DEFAULT_USAGE_INTERVAL
     nice: int = 0  #: JOB_RENICE_INCREMENT: the job runs this much nicer than the starter
+    #: the account the job runs as when the starter runs as root (``runas``); None: the starter's
+    run_as: Account | None = None
+    #: the job's owner, where it runs as another account (a slot user, nobody): its ``Iwd`` files
+    #: are read and written as the owner
+    owner_account: Account | None = None
 
     @property
     def job_ad_path(self) -> str:
@@ -113,6 +119,8 @@ class LaunchSpec:
         out["transfer_input"] = list(self.transfer_input)
         out["transfer_output"] = list(self.transfer_output)
         out["cgroup"] = None if self.cgroup is None else self.cgroup.to_json()
+        out["run_as"] = None if self.run_as is None else self.run_as.to_json()
+        out["owner_account"] = None if self.owner_account is None else self.owner_account.to_json()
         return out
 
     @classmethod
@@ -147,6 +155,8 @@ class LaunchSpec:
                 update_interval=float(data.get("update_interval", DEFAULT_USAGE_INTERVAL)),
                 initial_update_interval=float(data.get("initial_update_interval", DEFAULT_USAGE_INTERVAL)),
                 nice=int(data.get("nice", 0)),
+                run_as=Account.from_json(data.get("run_as")),
+                owner_account=Account.from_json(data.get("owner_account")),
             )
         except (KeyError, TypeError, ValueError) as e:
             raise LaunchError(f"malformed launch description: {e!r}") from None

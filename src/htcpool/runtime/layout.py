@@ -6,13 +6,15 @@ A pool lives in one local directory (``LOCAL_DIR``)::
     pool.token           the daemons' own token, condor@<TRUST_DOMAIN> (mode 0600; docs/security.md)
     passwords.d/POOL     the pool's token signing key (SEC_PASSWORD_DIRECTORY, mode 0700/0600)
     tokens.d/            tokens the pool's user keeps for clients (SEC_TOKEN_SYSTEM_DIRECTORY)
-    run/<daemon>.address the URL each daemon listens on; run/master.pid
+    run/<daemon>.address the URL each daemon listens on; run/master.pid. On a host of a pool across
+                         hosts that runs no collector, run/collector.address is the URL of the
+                         collector COLLECTOR_HOST names (runtime/hostplan.py)
     run/<daemon>.sock    each daemon's Unix socket: local users are known by their uid there
     run/trust_domain     the pool's TRUST_DOMAIN, which clients pick their tokens by
     run/ca.pem           the pool's certificate authority, when its TCP ports speak HTTPS
     log/<Daemon>Log      each daemon's log
     spool/               the schedd's queue and history (SQLite), the accountant's records
-    execute/             the starters' scratch directories
+    execute/             the starters' scratch directories (0711 in a root pool: each is its job's, 0700)
     sensors.json         optional scripted sensor readings (tests, demonstrations)
 
 The default local directory is ``$HTCPOOL_LOCAL_DIR`` or ``~/.htcpool``.
@@ -84,13 +86,16 @@ class PoolLayout:
 
     def make(self) -> None:
         """The directories, open where every local user must reach them (the configuration, the
-        daemons' addresses and sockets) and closed where they hold the pool's state."""
+        daemons' addresses and sockets) and closed where they hold the pool's state. Where root
+        runs the pool, jobs run as their owners (``runas``), so ``execute/`` can be searched by
+        everyone but not listed: each scratch directory in it is its owner's alone (mode 0700)."""
         for d in (self.root, self.run, self.log, self.spool, self.execute):
             d.mkdir(parents=True, exist_ok=True)
         os.chmod(self.root, 0o755)
         os.chmod(self.run, 0o755)
-        for private in (self.spool, self.log, self.execute):
+        for private in (self.spool, self.log):
             os.chmod(private, 0o700)
+        os.chmod(self.execute, 0o711 if os.geteuid() == 0 else 0o700)
 
     def ensure_token(self) -> str:
         """The daemons' token, made with the pool's signing key on first use (docs/security.md)."""

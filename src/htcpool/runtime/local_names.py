@@ -22,7 +22,9 @@ that form up, and htcpool's follows it: ``htcpool.config.lookup``.) How htcpool 
 * Its files, unless configured under its local name: the log ``<NAME>_LOG`` (as the manual's
   ``XYZZY_LOG``) or ``<SUBSYS>_LOG`` set under the local name, else ``log/StartdLog.B``; the
   starters' log ``log/StarterLog.B``; the execute directory ``EXECUTE`` set under the local
-  name, else ``execute.B`` beside the pool's ``execute``.
+  name, else ``execute.B`` beside the pool's ``execute``; a second schedd's spool (its queue and
+  history) ``SPOOL`` set under its local name, else ``spool.B`` (``spool_dir``), and its name
+  ``SCHEDD_NAME``, else ``B@<FULL_HOSTNAME>`` (``schedd_name``).
 * ``startd_name``: the startd's daemon name as HTCondor builds it (``build_valid_daemon_name``):
   ``STARTD_NAME`` (for an instance with a local name and no ``STARTD_NAME``, the local name),
   completed with ``@<FULL_HOSTNAME>`` when it has no ``@``. Its slots are then
@@ -132,6 +134,29 @@ def execute_dir(layout: PoolLayout, config: Config, local_name: str | None) -> P
     return layout.execute.with_name(f"{layout.execute.name}.{local_name}")
 
 
+def spool_dir(layout: PoolLayout, config: Config, local_name: str | None) -> Path:
+    """A schedd's spool (its queue and history): the pool's ``spool``; for an instance with a local
+    name, ``SPOOL`` set under that name, else ``spool.<local name>`` beside the pool's (the manual's
+    ``SPOOL = $(SPOOL).XYZZY``), so that each schedd keeps a queue of its own."""
+    if local_name is None:
+        return layout.spool
+    if _set_under_local_name(config, "SPOOL", local_name):
+        return Path(config.get_str("SPOOL") or "")
+    return layout.spool.with_name(f"{layout.spool.name}.{local_name}")
+
+
+def schedd_name(config: Config, local_name: str | None, default: str) -> str:
+    """A schedd's name: ``SCHEDD_NAME``; for an instance with a local name and no ``SCHEDD_NAME``,
+    the local name completed with ``@<FULL_HOSTNAME>`` as HTCondor's ``build_valid_daemon_name``
+    does; else ``default`` (the pool's one schedd)."""
+    name = (config.get_str("SCHEDD_NAME") or "").strip()
+    if name:
+        return name
+    if local_name is None:
+        return default
+    return f"{local_name}@{config.get_str('FULL_HOSTNAME') or 'localhost'}"
+
+
 def startd_name(config: Config, local_name: str | None) -> str:
     """The startd's daemon name (HTCondor's ``build_valid_daemon_name``): see the module docstring."""
     host = config.get_str("FULL_HOSTNAME") or "localhost"
@@ -142,4 +167,4 @@ def startd_name(config: Config, local_name: str | None) -> str:
 
 
 __all__ = ["KINDS", "DaemonEntry", "daemon_entries", "execute_dir", "kind_of", "local_name_of", "log_file",
-           "starter_log", "startd_name"]
+           "schedd_name", "spool_dir", "starter_log", "startd_name"]

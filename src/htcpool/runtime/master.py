@@ -18,8 +18,20 @@ with the local name of ``<NAME>_ARGS`` (``STARTD_B = $(STARTD)``,
 * ``status``: one record per child (name, pid, wanted, restarts, exits).
 
 A daemon not in ``DAEMON_LIST`` is answered with 404. How a child process is
-started is the ``spawn`` callable the service is given (tests give one that
-starts nothing).
+started is the ``spawn`` callable the service is given (``runtime/spawn.py``;
+tests give one that starts nothing).
+
+Liveness, not only exit (HTCondor's ``NOT_RESPONDING_TIMEOUT``): each child sends
+keep-alives carrying its timeout (``runtime/childalive.py``); ``liveness.overdue``
+decides who has been silent too long. The master logs the daemon, its pid and its
+silence, asks it for its stacks (SIGUSR2, written to its log; SIGCONT for a
+stopped one), kills it ``HANG_DUMP_GRACE`` seconds later (SIGABRT first with
+``NOT_RESPONDING_WANT_CORE``) and restarts it with the back-off above.
+
+One master per local directory: ``main`` takes the directory's lock
+(``runtime/poollock.py``) before anything else and exits with ``EXIT_LOCKED``
+when another master has it; ``start`` ends the daemons a dead predecessor left
+(``spawn.end_orphans``) before it starts its own.
 
 Stopping sends SIGTERM (graceful) or SIGQUIT (fast); a daemon still alive after
 ``SHUTDOWN_GRACEFUL_TIMEOUT`` (fast: ``SHUTDOWN_FAST_TIMEOUT``) gets SIGKILL.
@@ -31,6 +43,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import logging
 import os
 import signal
@@ -38,50 +51,27 @@ import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from htcpool.classad import ClassAd
+from htcpool.config import Config
+from htcpool.config.errors import ConfigError
 from htcpool.protocol import Command, DaemonCommand, How, Ok, Records, UpdateAd
+from htcpool.runtime.childalive import DUMP_SIGNAL, log_stream, register_stack_dump
 from htcpool.runtime.daemon import Daemon, daemon_config
 from htcpool.runtime.http import RequestRefused
 from htcpool.runtime.layout import PoolLayout
+from htcpool.runtime.liveness import DEFAULT_TIMEOUT, Heartbeat, Overdue, next_check, overdue
 from htcpool.runtime.local_names import DaemonEntry, daemon_entries
+from htcpool.runtime.pidfile import remove_pid_file, write_pid_file
+from htcpool.runtime.poollock import EXIT_LOCKED, InstanceLock, PoolLocked
+from htcpool.runtime.spawn import ChildProcess, Spawn, end_orphans, pid_file, spawn_process
 
 log = logging.getLogger("htcpool.master")
 #: the kinds in the order the master stops them
 STOP_ORDER = ("startd", "schedd", "defrag", "negotiator", "collector")
-
-
-class ChildProcess(Protocol):
-    """What the master needs of a child's process (``asyncio.subprocess.Process`` has it)."""
-
-    @property
-    def pid(self) -> int: ...
-
-    async def wait(self) -> int: ...
-
-    def send_signal(self, sig: int) -> None: ...
-
-    def kill(self) -> None: ...
-
-
-#: starts the daemon of that name in the pool's layout (``entry``: its kind and local name when the
-#: name is not a kind itself); returns its process
-Spawn = Callable[..., Awaitable[ChildProcess]]
-
-
-async def spawn_process(name: str, layout: PoolLayout, entry: DaemonEntry | None = None) -> ChildProcess:
-    """A daemon as a process of its own, its output appended to ``log/<Name>Log.out``."""
-    env = dict(os.environ)
-    env["CONDOR_CONFIG"] = str(layout.config)
-    entry = entry or DaemonEntry(name, name)
-    command = [sys.executable, "-m", "htcpool.runtime.services", entry.kind, "--local-dir", str(layout.root)]
-    if entry.name != entry.kind or entry.local_name is not None:
-        command += ["--as", entry.name] + (["--local-name", entry.local_name] if entry.local_name else [])
-    suffix = f".{entry.local_name}" if entry.local_name else ("" if entry.name == entry.kind else f".{entry.name}")
-    with open(layout.log / f"{entry.kind.capitalize()}Log{suffix}.out", "ab") as out:
-        return await asyncio.create_subprocess_exec(*command, env=env, stdout=out, stderr=out,
-                                                    stdin=asyncio.subprocess.DEVNULL)
+#: seconds a hung daemon gets to write its stacks into its log before it is killed
+HANG_DUMP_GRACE = 2.0
 
 
 @dataclass
@@ -95,6 +85,9 @@ class Child:
     next_start: float | None = None
     exits: int = 0
     stopping: bool = False  # the master asked it to stop: its exit is no crash
+    alive_at: float | None = None  # its last keep-alive since it started; None: none yet
+    alive_timeout: float = float(DEFAULT_TIMEOUT)  # the NOT_RESPONDING_TIMEOUT that keep-alive gave
+    hung: bool = False  # the master is killing it for not responding
 
 
 class MasterService:
@@ -109,6 +102,7 @@ class MasterService:
         self.recover = float(config.get_int("MASTER_RECOVER_FACTOR") or 300)
         self.graceful_timeout = float(config.get_int("SHUTDOWN_GRACEFUL_TIMEOUT") or 60)
         self.fast_timeout = float(config.get_int("SHUTDOWN_FAST_TIMEOUT") or 30)
+        self.want_core = self._want_core(config)
         self.stopping = False
         self.started = daemon.clock()
         self.next_advert = daemon.clock()
@@ -120,6 +114,15 @@ class MasterService:
             Command.RECONFIG: self._reconfig,
         }
 
+    @staticmethod
+    def _want_core(config: Config) -> bool:
+        """NOT_RESPONDING_WANT_CORE; a value that is not a boolean is logged and taken as False."""
+        try:
+            return bool(config.get_bool("NOT_RESPONDING_WANT_CORE", default=False))
+        except (ConfigError, ValueError) as e:
+            log.warning("NOT_RESPONDING_WANT_CORE: %s; using False", e)
+            return False
+
     # ------------------------------------------------------------------ children
     async def _spawn(self, child: Child) -> None:
         if child.entry == DaemonEntry(child.name, child.name):
@@ -129,11 +132,25 @@ class MasterService:
         child.started_at = self.daemon.clock()
         child.next_start = None
         child.stopping = False
+        child.alive_at = None
+        child.hung = False
         log.info("started %s (pid %d)", child.name, child.process.pid)
+        child.process.keepalives(functools.partial(self._alive, child, child.process))
         asyncio.get_running_loop().create_task(self._watch(child, child.process))
+
+    def _alive(self, child: Child, process: ChildProcess, timeout: float) -> None:
+        """A keep-alive from ``process``, giving its NOT_RESPONDING_TIMEOUT."""
+        if child.process is not process:
+            return
+        first = child.alive_at is None
+        child.alive_at = self.daemon.clock()
+        child.alive_timeout = timeout
+        if first:  # watched from now on: a new deadline
+            self.daemon.poke()
 
     async def _watch(self, child: Child, process: ChildProcess) -> None:
         code = await process.wait()
+        remove_pid_file(pid_file(self.daemon.layout, child.name), process.pid)
         if child.process is not process:
             return
         child.process = None
@@ -148,8 +165,41 @@ class MasterService:
         delay = min(self.backoff_ceiling, self.backoff_constant + self.backoff_factor ** child.restarts)
         child.restarts += 1
         child.next_start = now + delay
-        log.warning("%s exited unexpectedly (status %s); restarting in %.0f s", child.name, code, delay)
+        how = "was killed for not responding" if child.hung else f"exited unexpectedly (status {code})"
+        log.warning("%s %s; restarting in %.0f s", child.name, how, delay)
         self.daemon.poke()
+
+    def _heartbeats(self) -> list[Heartbeat]:
+        """The keep-alives of the children the master watches: running, not being stopped or killed."""
+        return [Heartbeat(c.name, c.process.pid, c.alive_at, c.alive_timeout) for c in self.children.values()
+                if c.process is not None and not c.stopping and not c.hung]
+
+    def _hung(self, late: Overdue) -> None:
+        child = self.children[late.name]
+        process = child.process
+        if process is None:
+            return
+        child.hung = True
+        log.error("%s (pid %d) has sent no keep-alive for %.0f s (NOT_RESPONDING_TIMEOUT %.0f s): it is hung; "
+                  "its stacks go to its log, then it is killed", late.name, late.pid, late.silent, late.timeout)
+        asyncio.get_running_loop().create_task(self._end_hung(process))
+
+    async def _end_hung(self, process: ChildProcess) -> None:
+        """Ask ``process`` for its stacks (a stopped process is continued to write them), give it a
+        moment, then kill it (SIGABRT first with NOT_RESPONDING_WANT_CORE, for a core file)."""
+        for sig in (DUMP_SIGNAL, signal.SIGCONT, signal.SIGABRT, signal.SIGKILL):
+            if sig == signal.SIGABRT and not self.want_core:
+                continue
+            try:
+                process.send_signal(sig)
+            except ProcessLookupError:
+                return
+            if sig in (signal.SIGCONT, signal.SIGABRT):
+                try:
+                    await asyncio.wait_for(process.wait(), HANG_DUMP_GRACE)
+                    return
+                except TimeoutError:
+                    pass
 
     async def _wait_for_address(self, name: str, timeout: float = 20.0) -> None:
         loop = asyncio.get_running_loop()
@@ -188,7 +238,9 @@ class MasterService:
 
     # ------------------------------------------------------------------ service
     async def start(self) -> None:
-        self.daemon.layout.master_pid.write_text(f"{os.getpid()}\n")
+        layout = self.daemon.layout
+        write_pid_file(layout.master_pid, os.getpid())
+        await end_orphans(layout, self.fast_timeout, keep=lambda path: path == layout.master_pid)
         for name, child in self.children.items():
             self.daemon.layout.clear_address(name)
             await self._spawn(child)
@@ -199,10 +251,7 @@ class MasterService:
         self.stopping = True
         for child in self._in_stop_order():
             await self._stop_child(child, how)
-        try:
-            self.daemon.layout.master_pid.unlink()
-        except OSError:
-            pass
+        remove_pid_file(self.daemon.layout.master_pid, os.getpid())
 
     def _in_stop_order(self) -> list[Child]:
         return sorted(self.children.values(), key=lambda c: STOP_ORDER.index(c.entry.kind))
@@ -272,7 +321,8 @@ class MasterService:
 
     def next_deadline(self) -> float | None:
         times = [c.next_start for c in self.children.values() if c.next_start is not None]
-        return min(times + [self.next_advert])
+        check = next_check(self._heartbeats())
+        return min(times + [self.next_advert] + ([] if check is None else [check]))
 
     def _advertise(self, now: float) -> None:
         host = self.daemon.host
@@ -289,6 +339,9 @@ class MasterService:
             if child.next_start is not None and now >= child.next_start and child.wanted \
                     and child.process is None and not self.stopping:
                 await self._spawn(child)
+        if not self.stopping:
+            for late in overdue(self._heartbeats(), now):
+                self._hung(late)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -298,13 +351,28 @@ def main(argv: list[str] | None = None) -> int:
     layout = PoolLayout(Path(args.local_dir))
     logging.basicConfig(filename=layout.log_file("master"), level=logging.INFO,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    config = daemon_config(layout, "MASTER")
-    daemon = Daemon("master", layout, config)
     try:
+        lock = InstanceLock.acquire(layout.run, layout.master_pid)
+    except PoolLocked as e:
+        log.error("not starting: %s", e)
+        print(f"htcpool master: {e}", file=sys.stderr)
+        return EXIT_LOCKED
+    except OSError as e:
+        log.error("not starting: cannot lock the pool's directory: %s", e)
+        print(f"htcpool master: cannot lock the pool's directory {layout.run}: {e}", file=sys.stderr)
+        return 1
+    write_pid_file(layout.master_pid, os.getpid())  # at once: a refused master names this one
+    register_stack_dump(log_stream())
+    try:
+        config = daemon_config(layout, "MASTER")
+        daemon = Daemon("master", layout, config)
         asyncio.run(daemon.run(MasterService(daemon)))
     except Exception:
         log.exception("the master failed")
         return 1
+    finally:
+        remove_pid_file(layout.master_pid, os.getpid())
+        lock.release()
     return 0
 
 

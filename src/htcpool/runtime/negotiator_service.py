@@ -87,6 +87,8 @@ class NegotiatorService:
         daemon.layout.spool.mkdir(parents=True, exist_ok=True)
         self.store = SqliteAccountantStore(str(daemon.layout.spool / "accountant.db"))
         self.accountant = Accountant(self.policy.accountant, store=self.store)
+        for problem in self.store.problems:  # damaged or unusable records: skipped or put back
+            log.warning("accountant: %s", problem)
         self.round_robin = RoundRobinTimes()
         self.history = CycleStatsHistory(self.policy.cycle_stats_length)
         self.started = daemon.clock()
@@ -212,8 +214,9 @@ class NegotiatorService:
             self.groups = outcome.groups
         self.accountant.commit()
         by_name = {str(s.get("Name")): s for s in slots}
+        handed_out: set[str] = set()  # the ClaimIdList entries this cycle's matches took
         for match in outcome.result.matches:
-            messages = match_messages(match, by_name)
+            messages = match_messages(match, by_name, handed_out)
             if messages is None:
                 log.warning("slot %s has no claim id or address; match dropped", match.slot)
                 continue

@@ -5,7 +5,12 @@ configuration when there is none, creates the pool's signing key and the
 daemons' token (docs/security.md) and starts the master
 in the background (its own session, so it outlives the command); it returns
 once the daemons have written their addresses and the startd's slots are in
-the collector. ``stop_pool`` asks the master to shut down and waits for it.
+the collector. A local directory has one pool: when a master already runs there
+(its pid file names a live process, ``runtime/pidfile.py``, or it holds the
+directory's lock, ``runtime/poollock.py``) ``start_pool`` raises
+``PoolAlreadyRunning`` naming it. ``stop_pool`` asks the master to shut down and
+waits for it; it signals only the process the pid file names, never one that
+was given the pid after the master was gone.
 ``PoolClient`` is what the command-line tools use: it finds the daemons in the
 local directory and reaches each on its Unix socket when it has one there (the
 user is then known by their uid, no token needed), else on its TCP address with
@@ -25,8 +30,18 @@ from typing import Any
 import httpx
 
 from htcpool.protocol import AdList, Command, DaemonCommand, How, QueryAds
+from htcpool.runtime.hostplan import HostPlan, HostSetupError, prepare_host, read_plan
 from htcpool.runtime.http import RequestRefused, SyncClient
 from htcpool.runtime.layout import PoolLayout, default_local_dir
+from htcpool.runtime.pidfile import (
+    is_live,
+    live_pid,
+    read_pid_file,
+    remove_pid_file,
+    signal_identified,
+)
+from htcpool.runtime.poollock import EXIT_LOCKED
+from htcpool.runtime.security import ownership
 
 PERSONAL_CONFIG = """\
 # The configuration of an htcpool personal pool (HTCondor's configuration language).
@@ -58,11 +73,17 @@ ALIVE_INTERVAL = 30
 SHUTDOWN_GRACEFUL_TIMEOUT = 30
 """
 
-DAEMONS = ("collector", "negotiator", "schedd", "startd")
-
-
 class PoolNotRunning(RuntimeError):
     pass
+
+
+class PoolAlreadyRunning(PoolNotRunning):
+    """A start that started nothing: another master runs the pool in that local directory."""
+
+    def __init__(self, root: Path, pid: int | None) -> None:
+        self.pid = pid
+        who = f"master pid {pid}" if pid is not None else "another master"
+        super().__init__(f"a pool is already running in {root} ({who}); stop it with `htcpool down` first")
 
 
 def write_personal_config(layout: PoolLayout) -> None:
@@ -71,75 +92,96 @@ def write_personal_config(layout: PoolLayout) -> None:
 
 
 def master_pid(layout: PoolLayout) -> int | None:
-    try:
-        pid = int(layout.master_pid.read_text().strip())
-    except (OSError, ValueError):
-        return None
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return None
-    except PermissionError:
-        return pid
-    return pid
+    """The pid of the pool's running master; None when the pid file is absent or stale."""
+    return live_pid(layout.master_pid)
 
 
 def start_pool(layout: PoolLayout, *, foreground: bool = False, timeout: float = 60.0) -> int:
     """Start the master; returns its pid (in the foreground: runs until it stops and returns 0)."""
+    if untrusted := ownership.problems(layout):  # docs/reliability.md, "A local directory others control"
+        raise PoolNotRunning(f"refusing to start a pool in {layout.root}:\n  " + "\n  ".join(untrusted))
     layout.make()
     write_personal_config(layout)
+    try:
+        plan = prepare_host(layout)  # a host joining a pool on other hosts: its keys, its collector
+    except HostSetupError as e:
+        raise PoolNotRunning(str(e)) from None
     layout.ensure_token()
     running = master_pid(layout)
     if running is not None:
-        return running
+        raise PoolAlreadyRunning(layout.root, running)
     command = [sys.executable, "-m", "htcpool.runtime.master", "--local-dir", str(layout.root)]
     env = dict(os.environ, CONDOR_CONFIG=str(layout.config))
     if foreground:
-        return subprocess.call(command, env=env)
+        return subprocess.call(command, env=env)  # a refused master says why on this terminal
     with open(layout.log / "MasterLog.out", "ab") as out:
         process = subprocess.Popen(command, env=env, stdout=out, stderr=out, stdin=subprocess.DEVNULL,
                                    start_new_session=True)
-    wait_until_ready(layout, timeout, process)
+    wait_until_ready(layout, timeout, process, plan)
     return process.pid
 
 
-def wait_until_ready(layout: PoolLayout, timeout: float, process: subprocess.Popen[bytes] | None = None) -> None:
+def wait_until_ready(layout: PoolLayout, timeout: float, process: subprocess.Popen[bytes] | None = None,
+                     plan: HostPlan | None = None) -> None:
+    """Wait until the daemons of this host (``plan``, by default the configuration's) are up."""
+    plan = plan if plan is not None else read_plan(layout)
     deadline = time.monotonic() + timeout
     client = PoolClient(layout)
+    last = ""
     try:
         while time.monotonic() < deadline:
+            if process is not None and process.poll() == EXIT_LOCKED:
+                raise PoolAlreadyRunning(layout.root, master_pid(layout))
             if process is not None and process.poll() is not None:
                 raise PoolNotRunning(f"the master exited (status {process.returncode}); "
                                      f"see {layout.log_file('master')}")
-            if all(layout.read_address(d) for d in DAEMONS):
+            ours = process is None or master_pid(layout) == process.pid  # not another master's pool
+            if ours and plan.addresses_written(layout):
                 try:
-                    if client.query("Machine"):
+                    if _host_ready(client, layout, plan):
                         return
-                except (PoolNotRunning, httpx.HTTPError, RequestRefused):
-                    pass
+                except (PoolNotRunning, httpx.HTTPError, RequestRefused) as e:
+                    last = f"{type(e).__name__}: {e}"
             time.sleep(0.05)
     finally:
         client.close()
-    raise PoolNotRunning(f"the pool did not come up in {timeout:.0f} s; see {layout.log}")
+    where = ""
+    if plan.remote_collector and not plan.runs("collector"):
+        where = f" (the collector at {plan.remote_collector}: {last or 'no ad of this host yet'})"
+    raise PoolNotRunning(f"the pool did not come up in {timeout:.0f} s{where}; see {layout.log}")
+
+
+def _host_ready(client: PoolClient, layout: PoolLayout, plan: HostPlan) -> bool:
+    """The startd's slots are in the collector; without a startd, the collector answers."""
+    startd = layout.read_address("startd") if plan.runs("startd") else None
+    if startd is not None:
+        return bool(client.query("Machine", f'MyAddress == "{startd}"', ("Name",)))
+    if plan.runs("startd"):  # only startds under other names: any of this pool's slots will do
+        return bool(client.query("Machine", "", ("Name",)))
+    client.query("Collector", "", ("Name",))
+    return True
 
 
 def stop_pool(layout: PoolLayout, how: How = How.GRACEFUL, timeout: float = 60.0) -> bool:
-    """Ask the master to shut the pool down; False when no pool was running."""
-    pid = master_pid(layout)
-    if pid is None:
+    """Ask the master to shut the pool down; False when no pool was running (a stale pid file, one
+    whose process is gone or whose pid another process now has, is removed and that process left
+    alone)."""
+    master = read_pid_file(layout.master_pid)
+    if master is None or not is_live(master):
+        if master is not None:
+            remove_pid_file(layout.master_pid, master.pid)
         return False
     client = PoolClient(layout)
     try:
         client.send("master", DaemonCommand(Command.OFF, how))
     except (PoolNotRunning, httpx.HTTPError, RequestRefused):
-        os.kill(pid, signal.SIGQUIT if how == How.FAST else signal.SIGTERM)
+        signal_identified(master, signal.SIGQUIT if how == How.FAST else signal.SIGTERM)
     finally:
         client.close()
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline and master_pid(layout) is not None:
+    while time.monotonic() < deadline and is_live(master):
         time.sleep(0.05)
-    if master_pid(layout) is not None:
-        os.kill(pid, signal.SIGKILL)
+    signal_identified(master, signal.SIGKILL)  # only if it is still that master
     return True
 
 

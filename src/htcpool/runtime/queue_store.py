@@ -48,11 +48,12 @@ from typing import Any
 
 from htcpool.classad import ClassAd, ClassAdError, ClassAdParseError, EvalContext, ExprTree
 from htcpool.classad.operators import bool_equiv
-from htcpool.protocol.adchanges import job_changes, job_from_changes
+from htcpool.protocol.adchanges import ClusterShape, job_changes, job_from_changes
 from htcpool.runtime.database import READ_ERRORS, SqliteDatabase, StoreError, ad_text, parse_ad
 from htcpool.schedd.store import JobId
 
 _NO_CHANGES = "[ ]"  # the row of a job that is its cluster ad but for its ProcId
+_UNCHANGED = (_NO_CHANGES, 1)
 
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS jobs ("
@@ -96,6 +97,7 @@ class SqliteQueueStore(SqliteDatabase):
     def __init__(self, path: str | PathLike[str]) -> None:
         #: the cluster ad of each cluster with jobs in the queue, and the procs it has
         self._bases: dict[int, ClassAd] = {}
+        self._shapes: dict[int, ClusterShape] = {}  # of the cluster ads, made when first compared with
         self._procs: dict[int, set[int]] = {}
         self._pending: list[tuple[int, int, str, int]] = []  # job rows held back in a batch
         self._new_bases: list[tuple[int, str]] = []
@@ -121,11 +123,17 @@ class SqliteQueueStore(SqliteDatabase):
         if proc not in procs:
             procs.add(proc)
             self._undo.append((cluster, proc, None))
-        changes = job_changes(ad, base, proc)
-        if changes is None:
-            self._pending.append((cluster, proc, ad_text(ad), 0))
+        shape = self._shapes.get(cluster)
+        if shape is None or not shape.of(base):
+            shape = self._shapes[cluster] = ClusterShape(base)
+        if shape.unchanged(ad, proc):
+            self._pending.append((cluster, proc, *_UNCHANGED))
         else:
-            self._pending.append((cluster, proc, ad_text(changes) if len(changes) else _NO_CHANGES, 1))
+            changes = job_changes(ad, base, proc)
+            if changes is None:
+                self._pending.append((cluster, proc, ad_text(ad), 0))
+            else:
+                self._pending.append((cluster, proc, ad_text(changes) if len(changes) else _NO_CHANGES, 1))
         self._write_now()
 
     def _write_now(self) -> None:
@@ -146,6 +154,7 @@ class SqliteQueueStore(SqliteDatabase):
                 if not procs:  # the cluster's last job: its cluster ad goes too
                     del self._procs[cluster]
                     self._undo.append((cluster, None, self._bases.pop(cluster, None)))
+                    self._shapes.pop(cluster, None)
                     self.connection.execute("DELETE FROM clusters WHERE cluster = ?", (cluster,))
 
     def _before_commit(self) -> None:
@@ -172,6 +181,7 @@ class SqliteQueueStore(SqliteDatabase):
             if proc is None:
                 if ad is None:
                     self._bases.pop(cluster, None)
+                    self._shapes.pop(cluster, None)
                 else:
                     self._bases[cluster] = ad
             elif proc >= 0:

@@ -11,14 +11,22 @@ what to advertise, how a restarted schedd finds its running jobs. This driver:
   answered 400 with its message;
 * carries out the core's actions in order (``_carry``, a table from action type to
   carrier): messages to a claim's startd and to the negotiator go through the outbox,
-  ads to the collector; a question to a startd (``AskStartd``, reconnection) is sent
+  ads to the collector; a keep-alive answered ``unknown claim`` (a restarted startd)
+  comes back to the core as the startd's release notice; a question to a startd (``AskStartd``, reconnection) is sent
   and its answer, or ``StartdUnreachable``, handed back to the core;
-* makes every queue change durable before the request is answered (the core writes
-  through ``SqliteQueueStore``; a submitted cluster is one transaction), so an
-  acknowledged submit survives a crash;
+* makes every queue change durable before the request is answered and before any of
+  the core's actions is carried out: each call into the core is one transaction
+  (``_in_one_transaction``; a submitted cluster is one too), so an acknowledged submit
+  survives a crash, a job is recorded Running on its claim before its activation is sent
+  (a restarted schedd reconnects to it instead of running it again), and a finished job
+  leaves the queue and enters the history at once;
 * writes the core's job events to each job's user log (``UserLogWriter``), also for
-  jobs that have just left the queue, and logs the core's warnings (a job whose
+  jobs that have just left the queue, and the factories' events to ``SCHEDD_MATERIALIZE_LOG``
+  when it is set (``MaterializeLog``), and logs the core's warnings (a job whose
   periodic expressions cannot be evaluated, a transform that failed);
+* flocking (``schedd/flocking.py`` decides, ``runtime/flock_ads.py`` addresses): sends each
+  Submitter ad also to the other pools' collectors its submitter's flock level reaches, so that
+  those pools' negotiators ask this schedd for its jobs;
 * arms the daemon's timer from the core's ``next_deadline`` and calls its
   ``handle_timer``;
 * runs the local and scheduler universe jobs the core starts (``StartLocalJob``,
@@ -39,7 +47,7 @@ from typing import Any
 
 import httpx
 
-from htcpool.classad import ClassAd
+from htcpool.classad import ClassAd, quote
 from htcpool.clock import local_zone
 from htcpool.config import Config
 from htcpool.gcpause import paused_gc
@@ -49,20 +57,25 @@ from htcpool.protocol import (
     DaemonCommand,
     HistoryQuery,
     Ok,
+    QueryAds,
     ReconnectReply,
     Reschedule,
     Submit,
 )
-from htcpool.protocol.schedd import SubmitFactory
+from htcpool.protocol.schedd import QueueCounts, QueueTotals, SubmitFactory
+from htcpool.protocol.startd import UNKNOWN_CLAIM, Alive, Notice, NotifySchedd
 from htcpool.runtime.daemon import Daemon, daemon_config
+from htcpool.runtime.flock_ads import FlockAdvertiser
 from htcpool.runtime.http import RequestRefused
-from htcpool.runtime.joblog import UserLogWriter
+from htcpool.runtime.joblog import MaterializeLog, UserLogWriter
+from htcpool.runtime.local_names import schedd_name, spool_dir
 from htcpool.runtime.local_universe import LocalUniverse
 from htcpool.runtime.store import SqliteQueueStore
 from htcpool.schedd import (
     Action,
     AskStartd,
     LocalJobReport,
+    Outcome,
     Schedd,
     ScheddError,
     ScheddSettings,
@@ -74,9 +87,11 @@ from htcpool.schedd import (
     ToStartd,
 )
 from htcpool.schedd import settings_from_config as schedd_settings
+from htcpool.schedd.claims import STARTD_FORGOT_REASON
 from htcpool.schedd.commands import public
 from htcpool.schedd.core import REQUEST_TYPES
 from htcpool.schedd.store import JobId
+from htcpool.schedd.totals import queue_totals
 
 log = logging.getLogger("htcpool.schedd")
 RECONNECT_TIMEOUT = 3.0  # seconds to wait for a startd's answer about a claim
@@ -114,26 +129,36 @@ class ScheddService:
         self.daemon = daemon
         config = daemon.config
         host = config.get_str("FULL_HOSTNAME") or "localhost"
-        self.name = config.get_str("SCHEDD_NAME") or f"{getpass.getuser()}@{host}"
+        # several schedds under one master (SCHEDD_B = $(SCHEDD)): each its name and queue
+        self.name = schedd_name(config, daemon.local_name, f"{getpass.getuser()}@{host}")
         self.zone = local_zone()
-        daemon.layout.spool.mkdir(parents=True, exist_ok=True)
-        self.store = SqliteQueueStore(str(daemon.layout.spool / "job_queue.db"))
-        self.logs = UserLogWriter(self.zone)
+        spool = spool_dir(daemon.layout, config, daemon.local_name)
+        spool.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self.store = SqliteQueueStore(str(spool / "job_queue.db"))
+        self.logs = UserLogWriter(self.zone, as_owner=os.geteuid() == 0  # written as each job's owner
+                                  and not config.get_bool("DISABLE_SETUID", default=False))
+        materialize_log = config.get_str("SCHEDD_MATERIALIZE_LOG")
+        self.materialize_log = MaterializeLog(materialize_log, self.zone) if materialize_log else None
         jobs, next_cluster = self.store.load()
+        for problem in self.store.problems:  # rows that could not be read are set aside
+            log.warning("job queue: %s", problem)
         self.core = Schedd(settings_for_schedd(config, self.name, "", self.zone), daemon.clock(),
                            store=RecordingStore(self.store, self.logs), jobs=jobs,
                            next_cluster=next_cluster, host=host, schedd_is_root=os.geteuid() == 0,
                            factories=self.store.load_factories())
-        self.local = LocalUniverse(_local_execute(daemon), daemon.layout.log / "LocalStarterLog",
+        self.flocking = FlockAdvertiser(config, self.core.settings.schedd_interval)
+        self.local = LocalUniverse(_local_execute(daemon, spool), daemon.layout.log / "LocalStarterLog",
                                    self._local_report, daemon.clock)
         self._local_reports: asyncio.Queue[LocalJobReport] = asyncio.Queue()
         self._local_task: asyncio.Task[None] | None = None
         self.ready = asyncio.Event()
+        self.stopping = False
         self._requests: dict[type, Callable[[Any, float], Awaitable[Any]]] = {
             **{message_type: self._to_core for message_type in REQUEST_TYPES},
             Submit: self._submit,
             SubmitFactory: self._submit,
             HistoryQuery: self._history,
+            QueueTotals: self._totals,
             DaemonCommand: self._command,
         }
         self._commands: dict[Command, Callable[[DaemonCommand, float], Awaitable[Any]]] = {
@@ -153,13 +178,15 @@ class ScheddService:
     # ------------------------------------------------------------------ lifecycle
     async def start(self) -> None:
         self._local_task = asyncio.get_running_loop().create_task(self._local_reports_to_core())
-        outcome = self.core.start(self.daemon.clock(), self.daemon.url, self.daemon.sinful)
+        outcome = self._in_one_transaction(self.core.start, self.daemon.clock(), self.daemon.url,
+                                           self.daemon.sinful)
         await self._carry(outcome.actions)
         self._log_problems()
         self._flush_logs()
         self.ready.set()
 
     async def stop(self, how: str) -> None:
+        self.stopping = True
         await self.local.close()
         if self._local_task is not None:
             self._local_task.cancel()
@@ -170,6 +197,8 @@ class ScheddService:
     # ------------------------------------------------------------------ requests
     async def handle(self, message: Any) -> Any:
         await self.ready.wait()
+        if self.stopping:  # the queue is closing: the sender's outbox tries again later
+            raise RequestRefused(503, "the schedd is shutting down")
         handler = self._requests.get(type(message))
         if handler is None:
             raise RequestRefused(400, f"the schedd does not take {type(message).__name__}")
@@ -182,14 +211,34 @@ class ScheddService:
             self.daemon.poke()
 
     async def _to_core(self, message: Any, now: float) -> Any:
-        outcome = self.core.handle(message, now)
+        outcome = self._in_one_transaction(self.core.handle, message, now)
         await self._carry(outcome.actions)
         return outcome.reply
+
+    def _in_one_transaction(self, step: Callable[..., Outcome], *args: Any) -> Outcome:
+        """One step of the core with all its queue writes in one transaction, committed before
+        any of its actions leaves: a job's Running status and claim before its activation, a
+        finished job's removal from the queue together with its history entry. A step that
+        fails keeps what it wrote, as each write on its own did (a refused submit is the
+        exception: ``_submit`` rolls its cluster back)."""
+        failure: Exception | None = None
+        with self.store.batch():
+            try:
+                outcome = step(*args)
+            except Exception as e:  # committed all the same, then raised
+                failure = e
+        if failure is not None:
+            raise failure
+        return outcome
 
     async def _submit(self, message: Submit | SubmitFactory, now: float) -> Any:
         with self.store.batch(), paused_gc():  # the whole cluster is one durable transaction
             outcome = self.core.handle(message, now)
-        await self._carry(outcome.actions)
+        try:  # committed: telling the collector and negotiator cannot turn it into a failure
+            await self._carry(outcome.actions)
+        except Exception:
+            log.exception("submit of cluster %s committed, but passing on its news failed",
+                          getattr(outcome.reply, "cluster", "?"))
         return outcome.reply
 
     async def _history(self, message: HistoryQuery, now: float) -> AdList:
@@ -199,6 +248,10 @@ class ScheddService:
         except Exception as e:
             raise RequestRefused(400, str(e)) from None
         return AdList(tuple(public(ad) for ad in ads))
+
+    async def _totals(self, message: QueueTotals, now: float) -> QueueCounts:
+        """condor_q -totals: counts by state, no ads (``schedd/totals.py``); nothing changes."""
+        return queue_totals(self.core.queue, message, now)
 
     async def _command(self, message: DaemonCommand, now: float) -> Any:
         return await self.daemon.command_handler(self._commands, message)(message, now)
@@ -212,6 +265,7 @@ class ScheddService:
         settings = self.core.settings
         self.core.reconfigure(settings_for_schedd(config, settings.schedd_name, settings.schedd_address, self.zone),
                               now)
+        self.flocking.reconfigure(config, self.core.settings.schedd_interval)
         problems = self._log_problems()
         return Ok("reconfigured" + "".join(f"\nWARNING: {problem}" for problem in problems))
 
@@ -227,28 +281,87 @@ class ScheddService:
         if not action.address:
             log.warning("no startd known for claim %s", action.message.claim_id)
             return
-        self.daemon.outbox.post(action.address, action.message)
+        message = action.message
+        answered = self._alive_answered(message.claim_id) if isinstance(message, Alive) else None
+        claim = self.core.claims.claims.get(message.claim_id)
+        slot = claim.slot_ad.get("Name") if claim is not None else None
+        self.daemon.outbox.post(action.address, message, self._resolver(action.address, slot),
+                                on_reply=answered)
+
+    def _resolver(self, address: str, slot: object) -> Callable[[], Awaitable[str | None]]:
+        """Where to send to a claim's startd: its recorded address first; when that fails, the
+        address its slot ads give now (a restarted startd listens elsewhere, and it is the one
+        that can say the claim is gone)."""
+        tries = 0
+
+        async def resolve() -> str | None:
+            nonlocal tries
+            tries += 1
+            if tries == 1 or not isinstance(slot, str):
+                return address
+            return await self._startd_address(address, slot)
+
+        return resolve
+
+    async def _startd_address(self, old: str, slot: str) -> str:
+        """The address the startd named in ``slot`` (``slotN@<startd>``) advertises now; ``old``
+        when the collector has none."""
+        startd = slot.split("@", 1)[1] if "@" in slot else ""
+        if not startd:
+            return old
+        ads = await self.daemon.collector_query(QueryAds("Machine", f"Machine == {quote(startd)}", ("MyAddress",)))
+        return next((str(ad["MyAddress"]) for ad in ads if isinstance(ad.get("MyAddress"), str)), old)
+
+    def _alive_answered(self, claim_id: str) -> Callable[[Any], Awaitable[None]]:
+        """What to do with a startd's answer to a keep-alive: ``unknown claim`` (the startd
+        restarted and never knew it) is the startd saying the claim is gone, as its release
+        notice would."""
+
+        async def answered(reply: Any) -> None:
+            if self.stopping or not (isinstance(reply, Ok) and reply.detail == UNKNOWN_CLAIM):
+                return
+            notice = NotifySchedd(self.name, claim_id, Notice.RELEASE, STARTD_FORGOT_REASON)
+            now = self.daemon.clock()
+            try:
+                await self._carry(self._in_one_transaction(self.core.handle, notice, now).actions)
+            finally:
+                self._flush_logs()
+                self.daemon.poke()
+
+        return answered
 
     async def _to_negotiator(self, action: ToNegotiator) -> None:
-        url = self.daemon.address_of("negotiator")
-        if url is not None:
-            self.daemon.outbox.post(url, action.message)
+        self.daemon.to_negotiator(action.message)
 
     async def _to_collector(self, action: ToCollector) -> None:
         self.daemon.to_collector(action.message)
+        for url, message in self.flocking.sends(action.message, self.daemon.clock()):  # flocking
+            self.daemon.outbox.post(url, message, self.flocking.resolver(url))
 
     async def _ask_startd(self, action: AskStartd) -> None:
         claim_id = action.message.claim_id
+        address = action.address
         try:
-            reply = await self.daemon.client.send(action.address, action.message, timeout=RECONNECT_TIMEOUT)
+            try:
+                reply = await self.daemon.client.send(address, action.message, timeout=RECONNECT_TIMEOUT)
+            except (httpx.HTTPError, OSError):  # a restarted startd may listen elsewhere now
+                entry = self.core.reconnection.jobs.get(claim_id)
+                ad = self.core.queue.jobs.get(entry.job_id) if entry is not None else None
+                slot = ad.get("RemoteHost") if ad is not None else None
+                moved = await self._startd_address(address, slot) if isinstance(slot, str) else address
+                if moved == address:
+                    raise
+                address = moved
+                reply = await self.daemon.client.send(address, action.message, timeout=RECONNECT_TIMEOUT)
         except (httpx.HTTPError, OSError, RequestRefused) as e:
             log.info("claim %s: startd %s unreachable (%s); waiting for the job's lease",
-                     claim_id, action.address, e)
+                     claim_id, address, e)
             reply = None
         answer = reply if isinstance(reply, ReconnectReply) else StartdUnreachable(claim_id)
         if isinstance(answer, ReconnectReply) and answer.alive:
             log.info("claim %s still alive on %s: reconnecting", claim_id, answer.slot)
-        await self._carry(self.core.handle(answer, self.daemon.clock()).actions)
+        now = self.daemon.clock()
+        await self._carry(self._in_one_transaction(self.core.handle, answer, now).actions)
 
     async def _start_local(self, action: StartLocalJob) -> None:
         self.local.start(action)
@@ -263,8 +376,9 @@ class ScheddService:
         """Hand the local runs' reports to the core, in the order the starters wrote them."""
         while True:
             report = await self._local_reports.get()
+            now = self.daemon.clock()
             try:
-                await self._carry(self.core.handle(report, self.daemon.clock()).actions)
+                await self._carry(self._in_one_transaction(self.core.handle, report, now).actions)
             except ScheddError as e:
                 log.warning("local run %s: %s", report.update.claim_id, e)
             finally:
@@ -273,8 +387,10 @@ class ScheddService:
 
     def _flush_logs(self) -> None:
         # a queued job without a log has nothing to write; each log is opened once per flush
-        self.logs.write_all((event, ad) for event, ad in self.core.take_log_events()
-                            if ad is None or "UserLog" in ad)
+        events = self.core.take_log_events()
+        if self.materialize_log is not None:
+            self.materialize_log.write(events)
+        self.logs.write_all((event, ad) for event, ad in events if ad is None or "UserLog" in ad)
         for warning in self.core.take_warnings():
             log.warning("%s", warning)
 
@@ -284,10 +400,12 @@ class ScheddService:
 
     async def on_timer(self, now: float) -> None:
         await self.ready.wait()
+        if self.stopping:
+            return
         try:
             periodic_due = now >= self.core.queue.next_deadline(now)
             started = time.perf_counter()
-            outcome = self.core.handle_timer(now)
+            outcome = self._in_one_transaction(self.core.handle_timer, now)
             if periodic_due:  # PERIODIC_EXPR_TIMESLICE: the core spaces its passes by their cost
                 self.core.note_periodic_cost(time.perf_counter() - started)
             await self._carry(outcome.actions)
@@ -317,12 +435,12 @@ def settings_for_schedd(config: Config, name: str, address: str, zone: int) -> S
     return settings
 
 
-def _local_execute(daemon: Daemon) -> Path:
+def _local_execute(daemon: Daemon, spool: Path) -> Path:
     """Where local runs get their scratch directories: ``LOCAL_UNIV_EXECUTE``, by default
-    ``local_univ_execute`` in the spool directory."""
+    ``local_univ_execute`` in the schedd's spool directory."""
     configured = daemon.config.get_str("LOCAL_UNIV_EXECUTE") \
         if daemon.config.is_defined("LOCAL_UNIV_EXECUTE") else None
-    return Path(configured) if configured else daemon.layout.spool / "local_univ_execute"
+    return Path(configured) if configured else spool / "local_univ_execute"
 
 
 def _read_file(path: str) -> str | None:

@@ -7,7 +7,8 @@ told to stop. The master starts every daemon of ``DAEMON_LIST`` this way; a
 second instance of a daemon (``STARTD_B = $(STARTD)``, ``STARTD_B_ARGS =
 -local-name B``) gets ``--local-name B --as startd_b``: it reads its
 configuration with that local name and keeps its own files
-(``runtime/local_names.py``).
+(``runtime/local_names.py``). The daemon binds the address ``runtime/network.py`` chooses; the
+collector of a pool that spans hosts binds the port of ``COLLECTOR_HOST``.
 
 ``SERVICES`` is the table from a daemon's name to its service; this module
 imports every service, and none of them imports it.
@@ -23,11 +24,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 from htcpool.runtime.collector_service import CollectorService
-from htcpool.runtime.daemon import Daemon, Service, bind_host, daemon_config
+from htcpool.runtime.daemon import Daemon, Service, daemon_config
 from htcpool.runtime.defrag_service import DefragService
 from htcpool.runtime.layout import PoolLayout
 from htcpool.runtime.local_names import DaemonEntry, log_file
 from htcpool.runtime.negotiator_service import NegotiatorService
+from htcpool.runtime.network import bind_host, listen_port
 from htcpool.runtime.schedd_service import ScheddService
 from htcpool.runtime.startd_service import StartdService
 
@@ -47,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="htcpool-daemon")
     parser.add_argument("name", choices=sorted(SERVICES))
     parser.add_argument("--local-dir", required=True)
-    parser.add_argument("--local-name", default=None, help="HTCondor's -local-name (a second startd)")
+    parser.add_argument("--local-name", default=None, help="HTCondor's -local-name (a second startd or schedd)")
     parser.add_argument("--as", dest="entry", default=None, help="its DAEMON_LIST name (default: NAME)")
     args = parser.parse_args(argv)
     layout = PoolLayout(Path(args.local_dir))
@@ -59,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     daemon = Daemon(entry.name, layout, config, kind=entry.kind, local_name=entry.local_name)
 
     async def go() -> None:
-        await daemon.run(SERVICES[args.name](daemon), bind_host(config))
+        await daemon.run(SERVICES[args.name](daemon), bind_host(config), listen_port(config, entry.kind))
 
     try:
         asyncio.run(go())

@@ -6,8 +6,9 @@ where it can be reached and who may claim it:
 * ``slot_update``: a slot ad for the collector, with ``MyAddress`` (this startd's
   URL), ``StartdIpAddr`` (the same in HTCondor's ``<host:port>`` form),
   ``TargetType``, ``ClientMachine`` of a claimed slot, and the slot's claim ids as
-  private attributes (``ClaimId``, ``PreemptClaimId``), which only the negotiator
-  sees;
+  private attributes (``ClaimId``, ``PreemptClaimId``, and a consumption-policy
+  p-slot's unused claim ids, space-separated, as ``ClaimIdList``), which only the
+  negotiator sees;
 * ``leftovers``: the partitionable slot ad a claim reply carries after carving, with
   the partitionable slot's fresh claim id and the startd's addresses, so the schedd
   can claim the rest without another negotiation;
@@ -44,6 +45,8 @@ def slot_update(ad: ClassAd, slot: Slot | None, url: str, sinful: str) -> Update
         private["ClaimId"] = slot.claim.id
         if slot.preempting_id:
             private["PreemptClaimId"] = slot.preempting_id
+        if slot.spare_claims:
+            private["ClaimIdList"] = " ".join(c.id for c in slot.spare_claims)
     return UpdateAd(ad, private)
 
 

@@ -6,7 +6,10 @@ messages in and actions out, arms the core's timers and measures the machine.
 Messages in go through ``MESSAGES`` (message type -> handler): claims from schedds
 and matches from the negotiator go to the core, as do administrators' ``Vacate``,
 ``Drain`` and ``CancelDrain`` (a refused drain is answered 409 with the core's
-reason); ``Reconnect`` tells a restarted schedd whether its claim lives;
+reason); ``Reconnect`` tells a restarted schedd whether its claim lives, and an ``Alive`` for
+a claim the startd does not hold is answered ``unknown claim`` (a restarted startd); a job's
+exit is kept on disk until its schedd has it and sent again by a restarted startd, which answers
+for that claim meanwhile (``pending_exits``);
 ``DaemonCommand`` is ``off``, ``reconfig`` or ``vacate``; ``QueryAds`` answers
 condor_status -direct (a constraint that does not parse is answered 400).
 
@@ -83,7 +86,9 @@ from htcpool.runtime.http import RequestRefused
 from htcpool.runtime.job_setup import slot_execute_dirs, slot_number, startd_execute
 from htcpool.runtime.local_names import startd_name, starter_log
 from htcpool.runtime.machine_attrs import machine_attributes
+from htcpool.runtime.pending_exits import PendingExits
 from htcpool.runtime.resource_inventory import run_inventories
+from htcpool.runtime.runas import run_as_settings
 from htcpool.runtime.sensors import HostSensors, ScriptedSensors, benchmark
 from htcpool.runtime.startd_ads import FreedSlots, leftovers, provisioned, slot_update
 from htcpool.runtime.startd_log import log_action, log_command, log_transitions
@@ -132,6 +137,8 @@ class StartdService:
         self.core = Startd(self.settings, now, inventory=inventory, disk=disk_kib, local_zone=local_zone(),
                            claim_secrets=claim_secret)
         self.device_env = DeviceEnvironment.from_config(config, self.core.inventory.names())
+        daemon.layout.spool.mkdir(parents=True, exist_ok=True)
+        self.exits = PendingExits(daemon.layout.spool / f"{daemon.name}.exits.json", daemon.clock)
         self.sensors = ScriptedSensors(daemon.layout.sensors, HostSensors(str(execute)))
         self.polling = float(config.get_int("POLLING_INTERVAL") or 5)
         self.next_sensing = now
@@ -144,6 +151,9 @@ class StartdService:
                                  renice=config.get_str("JOB_RENICE_INCREMENT"))
         self.starters.slot_execute = slot_execute_dirs(config.get_str, [n for s in self.core.slots
                                                                               if (n := slot_number(s.name))])
+        if os.geteuid() == 0 and not config.get_bool("DISABLE_SETUID", default=False):  # runtime/runas.py
+            self.starters.run_as = run_as_settings(config.get_str, [n for s in self.core.slots
+                                                                    if (n := slot_number(s.name))])
         self.claim_schedd: dict[str, str] = {}
         self.freed = FreedSlots()
         self.backfill = BackfillClients(self._backfill_started, self._backfill_exited)
@@ -152,6 +162,8 @@ class StartdService:
 
     # ------------------------------------------------------------------ lifecycle
     async def start(self) -> None:
+        for pending in list(self.exits.items.values()):  # left by the startd before this one
+            self._post_exit(pending.schedd, pending.update)
         await self._apply(self.core.initial_actions)
         await self._apply(self._readings(self.daemon.clock()))
         await self._apply(self.core.evaluate(self.daemon.clock()))
@@ -198,16 +210,27 @@ class StartdService:
             raise RequestRefused(409, reply.reason or "drain refused")
         return Ok(reply.request_id)
 
+    async def _alive(self, message: m.Alive) -> Any:
+        """A schedd's keep-alive; a claim this startd does not hold (it restarted since, or
+        the claim ended) is answered ``unknown claim``, so the schedd lets its job go at once
+        instead of at the end of its lease."""
+        if self.core.find_claim(message.claim_id) is None:
+            return Ok() if self.exits.get(message.claim_id) is not None else Ok(m.UNKNOWN_CLAIM)
+        return await self._to_core(message)
+
     async def _reconnect(self, message: Reconnect) -> Any:
         slot = self.core.find_claim(message.claim_id)
         if slot is None:
+            pending = self.exits.get(message.claim_id)  # its job exited; the schedd has not heard
+            if pending is not None:
+                return ReconnectReply(message.claim_id, True, pending.slot, "Idle", pending.job)
             return ReconnectReply(message.claim_id, False)
         self.claim_schedd[message.claim_id] = message.schedd
         running = self.starters.running.get(message.claim_id)
         if running is not None:
             running.schedd = message.schedd
         await self._apply(self.core.handle(m.Alive(message.claim_id), self.daemon.clock()))
-        return ReconnectReply(message.claim_id, True, slot.name, slot.activity.value)
+        return ReconnectReply(message.claim_id, True, slot.name, slot.activity.value, slot.claim.last_job)
 
     async def _query(self, message: QueryAds) -> Any:
         """condor_status -direct: the slot ads as the collector would have them."""
@@ -272,7 +295,8 @@ class StartdService:
             self._schedd_urls[schedd] = (now, url)
         return url
 
-    def to_schedd(self, schedd: str, message: Any) -> None:
+    def to_schedd(self, schedd: str, message: Any,
+                  on_reply: Callable[[Any], Awaitable[None]] | None = None) -> None:
         if not schedd:
             log.warning("no schedd known for %s", type(message).__name__)
             return
@@ -281,14 +305,27 @@ class StartdService:
             return await self._resolve_schedd(schedd)
 
         key = f"schedd:{schedd}:{getattr(message, 'claim_id', '')}"
-        self.daemon.outbox.post(key, message, resolve)
+        self.daemon.outbox.post(key, message, resolve, on_reply=on_reply)
 
     def _to_claim_schedd(self, claim_id: str, message: Any, fallback: str = "") -> None:
         self.to_schedd(self.claim_schedd.get(claim_id, fallback), message)
 
     def _report(self, update: JobUpdate, schedd: str) -> None:
-        """A starter's news for the schedd of its claim (the one it started for, if released since)."""
-        self._to_claim_schedd(update.claim_id, update, schedd)
+        """A starter's news for the schedd of its claim (the one it started for, if released since).
+        A job's exit is kept on disk until the schedd has it (``pending_exits``)."""
+        schedd = self.claim_schedd.get(update.claim_id, schedd)
+        if update.event != JobEvent.EXITED or update.killed or not schedd:
+            self.to_schedd(schedd, update)
+            return
+        slot = self.core.find_claim(update.claim_id)
+        self.exits.add(schedd, slot.claim.last_job if slot is not None else "", update.slot, update)
+        self._post_exit(schedd, update)
+
+    def _post_exit(self, schedd: str, update: JobUpdate) -> None:
+        async def delivered(reply: Any) -> None:
+            self.exits.delivered(update.claim_id)
+
+        self.to_schedd(schedd, update, delivered)
 
     async def _starter_exited(self, slot: str, claim_id: str) -> None:
         await self._apply(self.core.handle(m.StarterExited(slot, claim_id), self.daemon.clock()))
@@ -296,9 +333,7 @@ class StartdService:
     def _freed(self, name: str, ad: ClassAd) -> None:
         """A slot that becomes Unclaimed asks the negotiator for a cycle soon (freed resources)."""
         if self.freed.freed(name, ad):
-            url = self.daemon.address_of("negotiator")
-            if url is not None:
-                self.daemon.outbox.post(url, Reschedule(f"{name} is free"))
+            self.daemon.to_negotiator(Reschedule(f"{name} is free"))
 
     def _advertise(self, name: str, ad: ClassAd) -> None:
         self._freed(name, ad)
@@ -425,8 +460,9 @@ Handler = Callable[[StartdService, Any], Awaitable[Any]]
 #: message type -> what the startd does with it (the answer goes back to the sender)
 MESSAGES: dict[type, Handler] = {
     **{kind: StartdService._to_core for kind in (
-        m.MatchNotification, m.ActivateClaim, m.DeactivateClaim, m.ReleaseClaim, m.Alive, m.Vacate,
+        m.MatchNotification, m.ActivateClaim, m.DeactivateClaim, m.ReleaseClaim, m.Vacate,
         m.SuspendClaim, m.ContinueClaim, m.Shutdown)},
+    m.Alive: StartdService._alive,
     m.RequestClaim: StartdService._request_claim,
     m.Drain: StartdService._drain,
     m.CancelDrain: StartdService._drain,

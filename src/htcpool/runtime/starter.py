@@ -39,12 +39,18 @@ starter itself does the same. The peak resident set size comes from the samples
 only: a child's ``ru_maxrss`` still counts the Python process it was forked from.
 The sampler and the cgroup code live in ``usage``, ``confined`` and ``cgroups``;
 this module holds only the hooks.
+
+With ``spec.run_as`` (a root startd, ``runas``) the starter stays root and the job does not:
+the scratch directory is the account's (0700), the job's files are read and written with the
+account's identity, and the job's process becomes the account after entering its cgroup
+(``job_account``).
 """
 
 from __future__ import annotations
 
 import contextlib
 import ctypes
+import dataclasses
 import errno
 import json
 import os
@@ -63,7 +69,9 @@ import psutil
 
 from htcpool.runtime import container
 from htcpool.runtime.confined import JobConfinement, Joiner
+from htcpool.runtime.job_account import acting_as, copy_between, drop_to, make_scratch
 from htcpool.runtime.launch import JOB_AD_FILE, LaunchError, LaunchSpec, signal_number
+from htcpool.runtime.runas import Account
 from htcpool.runtime.starter_wire import StarterCommand, StarterEvent
 from htcpool.runtime.usage import JobUsageSampler, UpdateSchedule, assigned_devices
 
@@ -132,21 +140,62 @@ def become_subreaper() -> None:
 
 
 def prepare_scratch(spec: LaunchSpec) -> dict[str, tuple[int, int]]:
-    """Make the scratch directory, write the job ad, copy the inputs; return the snapshot."""
+    """Make the scratch directory, write the job ad, copy the inputs (each with its account's
+    identity, ``job_account``); return the snapshot."""
     try:
-        os.makedirs(spec.scratch_dir, exist_ok=True)
+        make_scratch(spec.scratch_dir, spec.run_as)
+        _fill_scratch(spec)
+    except OSError as e:
+        raise StartupFailure(f"cannot prepare scratch directory: {e}") from None
+    return snapshot(spec.scratch_dir)
+
+
+def _fill_scratch(spec: LaunchSpec) -> None:
+    """The job ad and the slot's ad (as the job's account), the input files (read as the owner)
+    into the scratch directory."""
+    with acting_as(spec.run_as):
         with open(spec.job_ad_path, "w") as f:
             f.write(spec.job_ad_text)
         if spec.machine_ad_text:
             with open(spec.machine_ad_path, "w") as f:
                 f.write(spec.machine_ad_text)
-        for source in spec.transfer_input:
-            # a directory named with a trailing slash gives its contents, as in HTCondor
-            copy(source, spec.scratch_dir if source.endswith("/") and os.path.isdir(source)
-                 else os.path.join(spec.scratch_dir, os.path.basename(source.rstrip("/"))))
-    except OSError as e:
-        raise StartupFailure(f"cannot prepare scratch directory: {e}") from None
-    return snapshot(spec.scratch_dir)
+    if _stages_executable(spec):
+        copy_as(spec.executable, staged_executable(spec).executable, submit_side(spec), spec.run_as)
+    for source in spec.transfer_input:
+        # a directory named with a trailing slash gives its contents, as in HTCondor
+        with acting_as(submit_side(spec)):
+            contents = source.endswith("/") and os.path.isdir(source)
+        target = spec.scratch_dir if contents else os.path.join(spec.scratch_dir, os.path.basename(source.rstrip("/")))
+        copy_as(source, target, submit_side(spec), spec.run_as)
+
+
+def _stages_executable(spec: LaunchSpec) -> bool:
+    """Whether the executable is copied into the scratch directory: the job runs there as an
+    account other than its owner's, which may not reach the owner's files (as HTCondor transfers
+    the executable)."""
+    return spec.owner_account is not None and spec.cwd == spec.scratch_dir
+
+
+def staged_executable(spec: LaunchSpec) -> LaunchSpec:
+    """The launch running the copy ``prepare_scratch`` made of the executable, when it made one."""
+    if not _stages_executable(spec):
+        return spec
+    return dataclasses.replace(spec, executable=os.path.join(spec.scratch_dir, os.path.basename(spec.executable)))
+
+
+def submit_side(spec: LaunchSpec) -> Account | None:
+    """The account the job's ``Iwd`` files are read and written as: the owner's, or the job's."""
+    return spec.owner_account or spec.run_as
+
+
+def copy_as(source: str, target: str, reader: Account | None, writer: Account | None) -> None:
+    """``copy``, reading as ``reader`` and writing as ``writer`` (the submit side's and the scratch
+    directory's accounts, ``job_account``)."""
+    if reader == writer:
+        with acting_as(reader):
+            copy(source, target)
+    else:
+        copy_between(source, target, reader, writer)
 
 
 def copy(source: str, target: str) -> None:
@@ -184,23 +233,26 @@ def output_names(spec: LaunchSpec, before: dict[str, tuple[int, int]]) -> list[s
 
 
 def transfer_outputs(spec: LaunchSpec, names: list[str]) -> list[str]:
-    """Copy ``names`` from scratch to the output destination; the problems, as messages."""
+    """Copy ``names`` from scratch (read as the job's account) to the output destination (written
+    as the submit side's, ``submit_side``); the problems, as messages."""
     problems: list[str] = []
     for name in names:
         target = os.path.join(spec.output_destination, os.path.basename(name.rstrip("/")))
         try:
-            copy(os.path.join(spec.scratch_dir, name), target)
+            copy_as(os.path.join(spec.scratch_dir, name), target, spec.run_as, submit_side(spec))
         except OSError as e:
             problems.append(f"cannot transfer output {name}: {e}")
     return problems
 
 
 def open_streams(spec: LaunchSpec) -> list[IO[bytes]]:
-    """The job's stdin, stdout and stderr (one file when stdout and stderr are the same)."""
+    """The job's stdin, stdout and stderr (one file when stdout and stderr are the same), opened
+    as the submit side's account (``submit_side``)."""
     opened: list[IO[bytes]] = []
     try:
-        for path, mode in ((spec.stdin, "rb"), (spec.stdout, "wb"), (spec.stderr, "wb")):
-            opened.append(opened[1] if len(opened) == 2 and path == spec.stdout else open(path, mode))
+        with acting_as(submit_side(spec)):
+            for path, mode in ((spec.stdin, "rb"), (spec.stdout, "wb"), (spec.stderr, "wb")):
+                opened.append(opened[1] if len(opened) == 2 and path == spec.stdout else open(path, mode))
     except OSError as e:
         for f in set(opened):
             f.close()
@@ -245,20 +297,23 @@ class Starter:
 
     def _in_child(self) -> Callable[[], None] | None:
         """What the job's process does before it execs: enter its cgroup, lower its priority
-        by ``spec.nice`` (JOB_RENICE_INCREMENT)."""
-        joining, nice = self.joining, self.spec.nice
-        if nice <= 0:
+        by ``spec.nice`` (JOB_RENICE_INCREMENT), become the job's account (``spec.run_as``)."""
+        joining, nice, account = self.joining, self.spec.nice, self.spec.run_as
+        if nice <= 0 and account is None:
             return joining
 
         def prepare() -> None:
             if joining is not None:
                 joining()
-            os.nice(nice)
+            if nice > 0:
+                os.nice(nice)
+            drop_to(account)
 
         return prepare
 
     def start(self) -> dict[str, tuple[int, int]]:
         before = prepare_scratch(self.spec)
+        self.spec = staged_executable(self.spec)
         streams = open_streams(self.spec)
         try:
             self.joining = self.confinement.joiner()

@@ -28,6 +28,10 @@ time) and how its starter is signalled (``SuspendJob``, ``ContinueJob``, ``SoftK
   when NVML can read them: ``usage.GpuUsage``). A job the kernel killed for its memory limit is reported exited with a
   hold (code 34, HTCondor's message), never as an ordinary exit that would run it again.
 
+Where the startd runs as root (and ``DISABLE_SETUID`` is not true), each job runs as the account
+``runas.decide_account`` names (its owner, ``SLOT<N>_USER`` or nobody), with that account's
+``HOME``; a job that may run as no account (root, a missing slot user) is reported as an error.
+
 ``JOB_RENICE_INCREMENT`` is evaluated against each job's ad and the job runs that much nicer
 (0 to 19); one that is no number is a warning, and the job runs without it.
 
@@ -55,6 +59,7 @@ from htcpool.runtime.confinement import Enforcement, cgroup_spec
 from htcpool.runtime.forkserver import ForkServer
 from htcpool.runtime.job_setup import parse_renice, renice_increment, slot_number
 from htcpool.runtime.launch import DEFAULT_USAGE_INTERVAL, LaunchError, LaunchSpec, launch_spec
+from htcpool.runtime.runas import Account, RunAsError, RunAsSettings, decide_account, os_account
 from htcpool.runtime.starter_client import EventCallback, StarterHandle
 from htcpool.runtime.starter_wire import StarterEvent
 
@@ -141,6 +146,9 @@ class Starters:
         self.enforcement = enforcement or Enforcement(update_interval=DEFAULT_USAGE_INTERVAL,
                                                       initial_update_interval=DEFAULT_USAGE_INTERVAL)
         self.tell_core = tell_core
+        #: where the startd runs as root: which account each job runs as (``runas``); None: the startd's
+        self.run_as: RunAsSettings | None = None
+        self.accounts: Callable[[str], Account | None] = os_account
         if enforcement is not None:  # said once, when the startd starts
             for problem in enforcement.problems:
                 log.warning("%s", problem)
@@ -188,7 +196,8 @@ class Starters:
         try:
             spec = self._confine(launch_spec(action.job, starter.scratch, action.slot, extra_env or {}, machine_ad,
                                              self.wrapper, now=self.clock()), action, machine_ad)
-        except LaunchError as e:
+            spec = self._account(spec, action)
+        except (LaunchError, RunAsError) as e:
             self._not_started(starter, JobUpdate(starter.claim_id, starter.slot, JobEvent.ERROR, message=str(e)))
             return
         starter.cgroup = spec.cgroup
@@ -202,6 +211,19 @@ class Starters:
             log.warning("job on %s: %s", action.slot, "; ".join(problems))
         return replace(spec, cgroup=cgroup, usage_interval=enf.polling_interval, nice=renice_increment(self.renice, action),
                        update_interval=enf.update_interval, initial_update_interval=enf.initial_update_interval)
+
+    def _account(self, spec: LaunchSpec, action: m.StartJob) -> LaunchSpec:
+        """The launch run as the account ``runas`` decides, with that account's ``HOME`` (as
+        HTCondor's STARTER_SETS_HOME_ENV), when the startd runs as root."""
+        if self.run_as is None:
+            return spec
+        account = decide_account(action.job, slot_number(action.slot), self.run_as, self.accounts)
+        log.info("job on %s runs as %s (uid %d)", action.slot, account.name, account.uid)
+        owner = action.job.eval("Owner")
+        found = self.accounts(owner) if isinstance(owner, str) and owner else None
+        submitter = found if found is not None and found.uid != 0 and found != account else None
+        return replace(spec, run_as=account, owner_account=submitter,
+                       environment={"HOME": account.home, **spec.environment})
 
     async def command(self, action: Command) -> None:
         starter = self.find(action.claim_id, action.slot)
@@ -243,8 +265,14 @@ class Starters:
         try:
             starter.handle = await self.spawn(spec, on_event, str(self.starter_log))
         except OSError as e:
-            self._not_started(starter, JobUpdate(starter.claim_id, starter.slot, JobEvent.ERROR,
-                                                 message=f"could not start the starter: {e}"))
+            if starter.killed or any(isinstance(c, KILLS) for c in starter.pending):
+                # killed while it was starting (the startd shutting down took the fork server
+                # with it): the job never ran, it is not the job's error to be held for
+                self._not_started(starter, JobUpdate(starter.claim_id, starter.slot, JobEvent.EXITED,
+                                                     killed=True))
+            else:
+                self._not_started(starter, JobUpdate(starter.claim_id, starter.slot, JobEvent.ERROR,
+                                                     message=f"could not start the starter: {e}"))
             return
         pending, starter.pending = starter.pending, []
         for command in pending:

@@ -1,7 +1,10 @@
 """Admitting a new cluster: queue attributes, job transforms, submit requirements, order keys.
 
-``admit`` turns the ads a submitter sent into the ads the queue keeps. Each job
-gets ``ClusterId``, ``ProcId``, ``Owner``, ``QDate`` and
+``admit`` turns the ads a submitter sent into the ads the queue keeps. Each submitted
+ad is first screened for the attributes the schedd owns (``protected``: a ``JobStatus``
+other than Idle or Held refuses the cluster; claim and shadow attributes are dropped and an
+``Owner`` naming someone else is replaced, with a warning; the status is checked again after
+the transforms, which may set it). Each job gets ``ClusterId``, ``ProcId``, ``Owner``, ``QDate`` and
 ``EnteredCurrentStatus``; then the transforms run in order, then the submit
 requirements (``SubmitRejected`` at the first failure, so nothing of the
 cluster is queued), then the submitter name and priority key are worked out.
@@ -32,6 +35,7 @@ from htcpool.schedd.priority import (
     priority_prefix,
     submitter_of,
 )
+from htcpool.schedd.protected import Protection, screen_status, screen_submission
 from htcpool.schedd.shapes import Footprint, reads_of
 from htcpool.schedd.submit_requirements import SubmitRequirement, check
 from htcpool.schedd.transforms import Reads, Transform
@@ -111,8 +115,9 @@ def _requirement_reads(requirements: list[SubmitRequirement]) -> tuple[set[str],
 
 def admit(jobs: list[ClassAd], cluster: int, owner: str, now: float, *,
           transforms: list[Transform], requirements: list[SubmitRequirement],
-          schedd_ad: ClassAd, context: EvalContext, accounting_domain: str = "") -> Admitted:
-    """The cluster's job ads, transformed and checked; raises SubmitRejected."""
+          schedd_ad: ClassAd, context: EvalContext, accounting_domain: str = "",
+          protection: Protection | None = None) -> Admitted:
+    """The cluster's job ads, screened, transformed and checked; raises SubmitRejected."""
     fixed = [("clusterid", "ClusterId", Literal(cluster)), ("owner", "Owner", Literal(owner)),
              ("qdate", "QDate", Literal(int(now))),
              ("enteredcurrentstatus", "EnteredCurrentStatus", Literal(int(now)))]
@@ -124,7 +129,9 @@ def admit(jobs: list[ClassAd], cluster: int, owner: str, now: float, *,
     base_submitter = ""
     base_prefix: Prefix = (0, 0, 0, 0, 0)
     fixed_exprs = {low: node for low, _, node in fixed}
+    protection = protection or Protection()
     for proc, source in enumerate(jobs):
+        screen_submission(source, owner, protection, context, admitted.warnings)
         exprs = source._exprs | fixed_exprs  # the same order as setting them one by one
         exprs["procid"] = Literal(proc)
         names = dict(source._names)
@@ -135,6 +142,8 @@ def admit(jobs: list[ClassAd], cluster: int, owner: str, now: float, *,
         ad = ClassAd._from_tables(exprs, names)
         for step in steps:
             step.run(ad, context, admitted)
+        if steps:  # a transform may set JobStatus too: the same rule holds after it
+            screen_status(ad, context)
         if first is None:
             for w in check(requirements, schedd_ad, ad, context):
                 if w not in admitted.warnings:

@@ -42,14 +42,15 @@ def schedd_ads(queue: JobQueue, host: str, address: str, started: float, now: fl
     totals = {"TotalIdleJobs": 0, "TotalRunningJobs": 0, "TotalHeldJobs": 0,
               **{f"Total{name}": 0 for name in _HERE_ZERO}}
     counts: dict[str, dict[str, int]] = {}
-    # jobs whose status, submitter and universe are the same literal nodes (a cluster's) are
-    # counted alike: the answer is remembered by the nodes' identities (all alive in the queue)
-    known: dict[tuple[int, ...], tuple[dict[str, int], tuple[str, str] | None]] = {}
+    # jobs whose status, submitter and universe are literals of the same values are counted
+    # alike: the answer is remembered by those values (by the nodes' identities, all alive in the
+    # queue, when one is not a plain literal)
+    known: dict[tuple[object, ...], tuple[dict[str, int], tuple[str, str] | None]] = {}
     for ad in queue.jobs.values():
         exprs = ad._exprs
         nodes = (exprs.get("jobstatus"), exprs.get("accountinggroup"), exprs.get("owner"),
                  exprs.get("jobuniverse"))
-        key = tuple(map(id, nodes))
+        key = _values(nodes)
         found = known.get(key)
         if found is None:
             status = JobStatus(ad.evaluate("JobStatus", ctx))
@@ -74,6 +75,23 @@ def schedd_ads(queue: JobQueue, host: str, address: str, started: float, now: fl
                                 "Machine": host, "MyAddress": address,
                                 "ScheddIpAddr": settings.schedd_address, "ClassAdLifetime": lifetime, **c}))
     return out
+
+
+_SCALARS = (str, int, float, bool)
+
+
+def _values(nodes: tuple[object, ...]) -> tuple[object, ...]:
+    """The nodes' literal values with their types (so ``1``, ``1.0`` and ``true`` differ); their
+    identities when one is neither absent nor a literal of a plain value."""
+    key: list[object] = []
+    for node in nodes:
+        if node is None:
+            key.append(None)
+        elif type(node) is Literal and type(node.value) in _SCALARS:
+            key.append((type(node.value), node.value))
+        else:
+            return ("ids", *map(id, nodes))
+    return tuple(key)
 
 
 def withdrawals(name: str) -> list[InvalidateAd]:

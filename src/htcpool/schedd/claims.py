@@ -15,6 +15,11 @@ macros ``CLAIM_WORKLIFE``, ``ALIVE_INTERVAL``, ``MAX_CLAIM_ALIVES_MISSED``):
   is still Idle, else the best Idle job of the **same submitter** whose
   Requirements hold against the slot ad it was matched with (``next_job``).
   A job waiting on one claim's activation is never offered to another.
+* The job is Running from the moment its activation is decided, as HTCondor marks a job
+  running when its shadow starts: the status, the claim id, the startd's address and
+  ``LastJobLeaseRenewal`` are written in one save before ``ActivateClaim`` leaves, so a
+  schedd killed in between finds the job on its claim and reconnects (``reconnect``). A
+  refused activation sends the job back to Idle and releases the claim.
 * When a job exits the claim is deactivated. A reply with ``start`` false
   (the startd is closing the claim) drops it without a message. Otherwise it
   is reused, unless the claim is older than the slot ad's ``CLAIM_WORKLIFE``
@@ -42,7 +47,7 @@ macros ``CLAIM_WORKLIFE``, ``ALIVE_INTERVAL``, ``MAX_CLAIM_ALIVES_MISSED``):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 
 from htcpool.classad import ClassAd, ClassAdError, EvalContext
@@ -57,6 +62,7 @@ from htcpool.protocol.startd import (
     ReleaseClaim,
     RequestClaim,
 )
+from htcpool.schedd.claimtimes import ClaimTable, Watcher
 from htcpool.schedd.errors import ScheddError
 from htcpool.schedd.priority import submitter_of
 from htcpool.schedd.queue import JobQueue
@@ -67,6 +73,7 @@ ClaimAction = RequestClaim | ActivateClaim | DeactivateClaim | ReleaseClaim | Al
 MIN_ALIVE_INTERVAL = 10
 LEASE_EXPIRED_REASON = "Job lease expired: the execute point stopped answering."
 STARTD_RELEASED_REASON = "The execute point released the claim."
+STARTD_FORGOT_REASON = "The execute point no longer holds the claim (it restarted)."
 
 
 class ClaimState(Enum):
@@ -149,6 +156,27 @@ class Claim:
     lease: float = 0.0
     next_alive: float | None = None
     keep_idle_until: float | None = None
+    table: Watcher | None = field(default=None, repr=False, compare=False)
+
+    def deadline(self) -> float:
+        """The earliest keep-alive, lease expiry or end of being kept idle of this claim."""
+        when = self.last_heard + self.lease
+        if self.next_alive is not None and self.next_alive < when:
+            when = self.next_alive
+        if self.state is ClaimState.IDLE and self.keep_idle_until is not None and self.keep_idle_until < when:
+            when = self.keep_idle_until
+        return when
+
+    def watch(self, table: Watcher) -> None:
+        self.table = table
+
+    def __setattr__(self, name: str, value: object) -> None:
+        object.__setattr__(self, name, value)
+        if name in _DEADLINE_FIELDS and self.table is not None:
+            self.table.touched(self)
+
+
+_DEADLINE_FIELDS = frozenset({"state", "last_heard", "lease", "next_alive", "keep_idle_until"})
 
 
 def negotiated_attributes(group: str, negotiating_group: str,
@@ -186,7 +214,7 @@ class ClaimManager:
     def __init__(self, queue: JobQueue) -> None:
         self.queue = queue
         self.settings = queue.settings
-        self.claims: dict[str, Claim] = {}
+        self.claims: ClaimTable[Claim] = ClaimTable()  # keeps their earliest deadline at hand
         self.alive_interval = float(max(MIN_ALIVE_INTERVAL, self.settings.alive_interval))
 
     # -- the table
@@ -267,14 +295,16 @@ class ClaimManager:
         self._heard(claim, now)
         if not reply.accepted:
             self._move(claim, ClaimEvent.ACTIVATE_REFUSED)
+            job, claim.job = claim.job, None
+            if job is not None and job in self.queue.jobs and self.queue.status(job) in ACTIVE:
+                self.queue.not_begun(job, now)
             return [ReleaseClaim(claim.claim_id)]
         self._move(claim, ClaimEvent.ACTIVATE_ACCEPTED)
-        assert claim.job is not None
         claim.activations += 1
-        slot_ad, ctx = claim.slot_ad, self.queue.context(now)
-        name = str(slot_ad.evaluate("Name", ctx)) if "Name" in slot_ad else ""
-        host = slot_ad.evaluate("StartdIpAddr", ctx) if "StartdIpAddr" in slot_ad else ""
-        self.queue.start(claim.job, now, host=host if isinstance(host, str) else "", slot_name=name)
+        if claim.job is not None and claim.job in self.queue.jobs:
+            ctx = self.queue.context(now)
+            self.queue.began(claim.job, now, host=_text(claim.slot_ad, "StartdIpAddr", ctx),
+                             slot_name=_text(claim.slot_ad, "Name", ctx))
         return []
 
     def job_exited(self, claim_id: str, now: float, exit_code: int | None = 0,
@@ -381,19 +411,28 @@ class ClaimManager:
         if lease is not None and lease > 0:
             lowered = max(MIN_ALIVE_INTERVAL, min(self.alive_interval, lease / 3))
             self.alive_interval = float(lowered)
+        self._start_run(claim, job_id, now, ctx)
         return [ActivateClaim(claim.claim_id, job)]
+
+    def _start_run(self, claim: Claim, job_id: JobId, now: float, context: EvalContext) -> None:
+        """The job is Running on the claim from the moment its activation is decided: its status,
+        ``ClaimId``, ``StartdAddress`` and ``LastJobLeaseRenewal`` go into one save, which the
+        driver makes durable before the activation leaves, so a restarted schedd reconnects to
+        the claim instead of running the job a second time."""
+        ad = self.queue.job(job_id)
+        slot_ad = claim.slot_ad
+        address = slot_ad.get("MyAddress")
+        ad["ClaimId"] = claim.claim_id
+        ad["StartdAddress"] = address if isinstance(address, str) else ""
+        ad["LastJobLeaseRenewal"] = int(now)
+        name = _text(slot_ad, "Name", context)
+        host = _text(slot_ad, "StartdIpAddr", context)
+        self.queue.start(job_id, now, host=host, slot_name=name, began=False)  # began: activate_reply
 
     # -- timers
     def next_deadline(self) -> float | None:
         """The earliest keep-alive, lease expiry or end of a kept-idle claim; None without claims."""
-        times: list[float] = []
-        for claim in self.claims.values():
-            times.append(claim.last_heard + claim.lease)
-            if claim.next_alive is not None:
-                times.append(claim.next_alive)
-            if claim.state is ClaimState.IDLE and claim.keep_idle_until is not None:
-                times.append(claim.keep_idle_until)
-        return min(times, default=None)
+        return self.claims.earliest()
 
     def handle_timer(self, now: float) -> list[ClaimAction]:
         actions: list[ClaimAction] = []
@@ -410,6 +449,15 @@ class ClaimManager:
                 actions.append(Alive(claim.claim_id))
                 claim.next_alive = now + self.alive_interval
         return actions
+
+
+def _text(ad: ClassAd, attr: str, context: EvalContext) -> str:
+    """A string attribute of the slot ad; empty when absent, not a string or not evaluable."""
+    try:
+        value = ad.evaluate(attr, context) if attr in ad else ""
+    except ClassAdError:
+        return ""
+    return value if isinstance(value, str) else ""
 
 
 def _job_id(ad: ClassAd) -> JobId:

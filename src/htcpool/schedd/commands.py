@@ -41,6 +41,8 @@ from htcpool.schedd import localjobs
 from htcpool.schedd.edit import on_edit_jobs
 from htcpool.schedd.errors import BadRequest, ScheddError
 from htcpool.schedd.messages import ToStartd
+from htcpool.schedd.resubmit import already_queued
+from htcpool.schedd.selection import matching
 from htcpool.schedd.states import ACTIVE, JobStatus
 from htcpool.schedd.store import JobId
 from htcpool.schedd.targets import select_jobs
@@ -57,6 +59,9 @@ _PRIVATE = frozenset(a.lower() for a in PRIVATE_JOB_ATTRS)
 def on_submit(schedd: Schedd, message: Submit, now: float) -> Submitted:
     if not message.ads:
         raise BadRequest("Submit: no job ads")
+    retry = already_queued(schedd.queue, message.owner, message.cluster, len(message.ads))
+    if retry is not None:  # the same reserved cluster id again: answered, not queued twice
+        return retry
     ads = list(message.ads)
     domain = schedd.settings.accounting_domain
     user = f"{message.owner}@{domain}" if domain else message.owner
@@ -89,10 +94,7 @@ def on_queue_query(schedd: Schedd, message: QueueQuery, now: float) -> AdList:
     for a in projection:
         if a.lower() not in _PRIVATE:
             wanted.setdefault(a.lower(), a)
-    for job_id in sorted(jobs):
-        ad = jobs[job_id]
-        if test is not None and test.evaluate(ad, None, ctx) is not True:
-            continue
+    for ad in matching((jobs[job_id] for job_id in sorted(jobs)), test, ctx):
         if projection:
             exprs = ad._exprs
             picked = {key: exprs[key] for key in wanted if key in exprs}

@@ -77,6 +77,7 @@ from htcpool.schedd import (
     shadow,
 )
 from htcpool.schedd.claims import ClaimAction, ClaimManager
+from htcpool.schedd.clusterads import cluster_ads
 from htcpool.schedd.errors import BadRequest, ScheddError
 from htcpool.schedd.eventlog import LogEvent
 from htcpool.schedd.messages import (
@@ -333,10 +334,11 @@ def _job_action(schedd: Schedd, message: JobAction, now: float) -> ActionResult:
         for cluster in _factories_named(schedd, message, now):
             try:
                 if kind is JobActionKind.REMOVE:
-                    factory.remove(schedd.queue, cluster, user)
+                    factory.remove(schedd.queue, cluster, user, now)
                 else:
+                    verb = "hold" if kind is JobActionKind.HOLD else "release"
                     factory.set_held(schedd.queue, cluster, user, kind is JobActionKind.HOLD,
-                                     message.reason or f"via condor_hold (by user {message.user})")
+                                     message.reason or f"via condor_{verb} (by user {message.user})", now)
                 acted.append(cluster)
             except ScheddError as e:
                 errors.append(f"Cluster {cluster}: {e}")
@@ -348,7 +350,10 @@ def _job_action(schedd: Schedd, message: JobAction, now: float) -> ActionResult:
 
 
 def _queue_query(schedd: Schedd, message: QueueQuery, now: float) -> AdList:
-    """A queue query, the factories' jobs showing their factory's current attributes."""
+    """A queue query, the factories' jobs showing their factory's current attributes (or, for
+    ``clusters``, the factories' cluster ads)."""
+    if message.clusters:
+        return cluster_ads(schedd.queue, message.constraint, now)
     for one in schedd.queue.factories.values():
         factory.stamp(schedd.queue, one)
     reply: AdList = commands.HANDLERS[QueueQuery](schedd, message, now)

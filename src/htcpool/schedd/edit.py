@@ -13,7 +13,10 @@ all pass, the edits are written together (``JobQueue.save``):
 * an attribute in ``SYSTEM_PROTECTED_JOB_ATTRS`` or ``PROTECTED_JOB_ATTRS`` may be changed
   only by a queue super user once the job has it;
 * the state machine's own attributes (``JobStatus``, ``LastJobStatus``) are changed only by
-  the commands that move a job between states (condor_hold, condor_release, condor_rm …).
+  the commands that move a job between states (condor_hold, condor_release, condor_rm …);
+* an attribute in ``SYSTEM_SECURE_JOB_ATTRS`` or ``SECURE_JOB_ATTRS`` is set only by the schedd.
+
+The rules are ``htcpool.schedd.protected``'s, which also screens new jobs.
 
 Names compare ignoring case, as ClassAd attribute names do. The reply is an
 ``ActionResult``: the ids of the jobs changed, and one line per job (or target) that was not.
@@ -25,18 +28,18 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from htcpool.classad import ClassAd, ClassAdError, ExprTree
+from htcpool.classad import ClassAdError, ExprTree
 from htcpool.protocol import ActionResult
 from htcpool.protocol.schedd import EditJobs
-from htcpool.schedd.errors import BadRequest, PermissionDenied, ScheddError
+from htcpool.schedd.errors import BadRequest, ScheddError
+from htcpool.schedd.protected import STATE_ATTRS, Protection, check_edit
+from htcpool.schedd.settings import protection_of
 from htcpool.schedd.store import JobId
 from htcpool.schedd.targets import select_jobs
 
 if TYPE_CHECKING:
     from htcpool.schedd.core import Schedd
 
-#: attributes only the schedd's state machine changes
-STATE_ATTRS = frozenset({"jobstatus", "lastjobstatus"})
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
 
 
@@ -57,20 +60,6 @@ def parse_edits(attributes: tuple[str, ...], values: tuple[str, ...]) -> list[tu
     return parsed
 
 
-def check_edit(ad: ClassAd, name: str, *, super_user: bool, immutable: frozenset[str],
-               protected: frozenset[str]) -> None:
-    """ScheddError (PermissionDenied) when ``name`` may not be set in ``ad`` by this user."""
-    key = name.lower()
-    if key in STATE_ATTRS:
-        raise PermissionDenied(f"{name} is changed only by the job commands (hold, release, rm)")
-    if name not in ad:
-        return  # the lists protect committed values only
-    if key in immutable:
-        raise PermissionDenied(f"{name} is immutable")
-    if key in protected and not super_user:
-        raise PermissionDenied(f"{name} is protected: only a queue super user may change it")
-
-
 def on_edit_jobs(schedd: Schedd, message: EditJobs, now: float) -> ActionResult:
     edits = parse_edits(message.attributes, message.values)
     if not message.targets and not message.constraint:
@@ -82,13 +71,12 @@ def on_edit_jobs(schedd: Schedd, message: EditJobs, now: float) -> ActionResult:
         raise BadRequest(str(e)) from None
     settings = schedd.settings
     super_user = message.user in settings.queue_super_users
-    immutable = frozenset(a.lower() for a in settings.immutable_job_attrs)
-    protected = frozenset(a.lower() for a in settings.protected_job_attrs)
+    protection = protection_of(settings)
     done: list[str] = []
     errors: list[str] = []
     for job_id in selected.jobs:
         try:
-            _edit_one(schedd, job_id, edits, message.user, super_user, immutable, protected, now)
+            _edit_one(schedd, job_id, edits, message.user, super_user, protection, now)
             done.append(f"{job_id[0]}.{job_id[1]}")
         except ScheddError as e:
             errors.append(f"Job {job_id[0]}.{job_id[1]}: {e}")
@@ -100,11 +88,11 @@ def on_edit_jobs(schedd: Schedd, message: EditJobs, now: float) -> ActionResult:
 
 
 def _edit_one(schedd: Schedd, job_id: JobId, edits: list[tuple[str, ExprTree]], user: str,
-              super_user: bool, immutable: frozenset[str], protected: frozenset[str], now: float) -> None:
+              super_user: bool, protection: Protection, now: float) -> None:
     ad = schedd.queue.job(job_id)
     schedd.queue.authorize(ad, None if super_user else user)
     for name, _ in edits:
-        check_edit(ad, name, super_user=super_user, immutable=immutable, protected=protected)
+        check_edit(ad, name, super_user=super_user, protection=protection)
     for name, expr in edits:
         ad[name] = expr
     schedd.queue.save(job_id, now)

@@ -34,6 +34,14 @@ push the whole numbers of their column three places left to line up; columns
 are at least 8 wide (Allocated 9), and a line with no Assigned value ends
 in a space, as HTCondor's ``formatUsageAd`` prints them. Local usage is always zero: htcpool
 has no shadow whose own CPU time could be charged.
+
+A late-materialization factory writes four events of its own, for the cluster (proc -1, so the
+header reads ``CCC.-01.000``), as HTCondor's schedd does: 035 (cluster submitted: the host, then
+the cluster's ``JobBatchName`` and ``DAGNodeName`` as a one-line ClassAd when set), 036 (cluster
+removed: how many jobs were made from how many items, then ``Complete``, ``Incomplete``,
+``Paused`` or ``Error N``, then the pause reason when there is one), 037 (materialization paused:
+the reason, ``PauseCode`` and, for a hold, ``HoldCode``) and 038 (materialization resumed: the
+reason).
 """
 
 from __future__ import annotations
@@ -46,10 +54,15 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from htcpool.classad import ClassAd, ClassAdError, EvalContext, Value, fixed_clock
-from htcpool.classad.unparse import unparse_old
+from htcpool.classad.unparse import unparse, unparse_old
 
 SUBMIT, EXECUTE, EVICTED, TERMINATED, IMAGE_SIZE = 0, 1, 4, 5, 6
 ABORTED, SUSPENDED, UNSUSPENDED, HELD, RELEASED = 9, 10, 11, 12, 13
+CLUSTER_SUBMIT, CLUSTER_REMOVE, FACTORY_PAUSED, FACTORY_RESUMED = 35, 36, 37, 38
+#: the ``Completion`` of a cluster-removed event (HTCondor's ``ClusterRemoveEvent::CompletionCode``)
+COMPLETION_ERROR, COMPLETION_INCOMPLETE, COMPLETION_COMPLETE, COMPLETION_PAUSED = -1, 0, 1, 2
+#: attributes of the cluster a cluster-submitted event carries
+CLUSTER_NOTES = ("DAGNodeName", "JobBatchName")
 
 DEFAULT_RESOURCES = ("Cpus", "Disk", "GPUs", "Memory")
 
@@ -76,6 +89,10 @@ class LogEvent:
     image_size: int = 0  # KiB
     memory_usage: int = 0  # MB
     resident_set_size: int = 0  # KiB
+    next_proc: int = 0  # 036: jobs materialized
+    next_row: int = 0  # 036: items used
+    completion: int = COMPLETION_INCOMPLETE  # 036
+    pause_code: int = 0  # 037: the factory's JobMaterializePaused
 
 
 Lookup = Callable[[str], Any]
@@ -251,8 +268,41 @@ def _terminated(e: LogEvent, get: Lookup) -> list[str]:
             *(_usage_table(get) if e.job is not None else [])]
 
 
+def _cluster_notes(get: Lookup) -> str:
+    notes = ClassAd()
+    for name in CLUSTER_NOTES:
+        value = get(name)
+        if isinstance(value, (bool, int, float, str)):
+            notes[name] = value
+    return f"    {unparse(notes)}" if len(notes) else ""
+
+
+def _cluster_removed(e: LogEvent) -> list[str]:
+    if e.completion <= COMPLETION_ERROR:
+        outcome = f"Error {e.completion}"
+    else:
+        outcome = {COMPLETION_COMPLETE: "Complete", COMPLETION_PAUSED: "Paused"}.get(e.completion, "Incomplete")
+    return ["Cluster removed", f"\tMaterialized {e.next_proc} jobs from {e.next_row} items.\t{outcome}",
+            *([f"\t{e.reason}"] if e.reason else [])]
+
+
+def _factory_body(e: LogEvent, get: Lookup) -> list[str]:
+    if e.code == CLUSTER_SUBMIT:
+        notes = _cluster_notes(get)
+        return [f"Cluster submitted from host: {e.host}", *([notes] if notes else [])]
+    if e.code == CLUSTER_REMOVE:
+        return _cluster_removed(e)
+    if e.code == FACTORY_PAUSED:
+        return ["Job Materialization Paused", *([f"\t{e.reason}"] if e.reason or e.pause_code else []),
+                *([f"\tPauseCode {e.pause_code}"] if e.pause_code else []),
+                *([f"\tHoldCode {e.hold_code}"] if e.hold_code else [])]
+    return ["Job Materialization Resumed", *([f"\t{e.reason}"] if e.reason else [])]
+
+
 def _body(e: LogEvent) -> list[str]:
     get = _reader(e)
+    if CLUSTER_SUBMIT <= e.code <= FACTORY_RESUMED:
+        return _factory_body(e, get)
     if e.code == SUBMIT:
         lines = [f"Job submitted from host: {e.host}"]
         if e.warnings:

@@ -30,8 +30,16 @@ holds the factory (mode 1) with the reason; nothing else stops.
 
 A factory's state is one row of the queue store (``QueueStore.save_factory``) written at
 every change, so a restarted schedd continues at ``JobMaterializeNextProcId``. It leaves the
-queue (``delete_factory``) when all its procs were made and none is left in the queue, or
-when condor_rm names its cluster or owner.
+queue (``delete_factory``) when all its procs were made and none is left in the queue, or,
+once condor_rm named its cluster or owner (``removed``: it makes no more jobs), when its last
+job has left.
+
+The factory writes the cluster's own events to the user log (``schedd.eventlog``), as
+HTCondor's schedd does: cluster submitted before its first job's submit event, paused when
+condor_hold names the cluster (hold code 1, user request) or a proc cannot be built (no hold
+code), resumed when condor_release names it, and cluster removed when it leaves the queue (the
+completion from its ``JobMaterializePaused``, the pause reason as notes). Their ad is one of
+the factory's jobs, or its next job made afresh, whose ``UserLog`` names the file.
 """
 
 from __future__ import annotations
@@ -41,9 +49,11 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import TYPE_CHECKING, Any
 
-from htcpool.classad import ClassAd, ClassAdError, parseOne
+from htcpool.classad import ClassAd, ClassAdError, EvalContext, fixed_clock, parseOne
 from htcpool.classad.unparse import unparse
+from htcpool.schedd import eventlog as ev
 from htcpool.schedd.errors import PermissionDenied, SubmitRejected
+from htcpool.schedd.protected import Protection, screen_submission
 from htcpool.schedd.states import JobStatus
 from htcpool.submit import Materializer, SubmitError, digest_from_json
 
@@ -85,6 +95,8 @@ class Factory:
     mode: MaterializeMode = MaterializeMode.RUNNING
     reason: str = ""
     user: str = ""
+    #: condor_rm named the cluster: no more jobs are made, and it leaves with its last job
+    removed: bool = False
     #: procs of this factory now in the queue
     live: set[int] = field(default_factory=set)
     materializer: Materializer | None = None
@@ -107,7 +119,7 @@ class Factory:
                 "submitted": self.submitted, "total": self.total, "digest": dict(self.digest),
                 "overrides": unparse(self.overrides), "deleted": list(self.deleted),
                 "limit": self.limit, "max_idle": self.max_idle, "next_proc": self.next_proc,
-                "mode": int(self.mode), "reason": self.reason, "user": self.user}
+                "mode": int(self.mode), "reason": self.reason, "user": self.user, "removed": self.removed}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Factory:
@@ -119,7 +131,8 @@ class Factory:
             return cls(int(data["cluster"]), str(data["owner"]), int(data["submitted"]), int(data["total"]),
                        dict(data["digest"]), overrides, tuple(str(n) for n in data["deleted"]),
                        int(data["limit"]), int(data["max_idle"]), int(data["next_proc"]),
-                       MaterializeMode(int(data["mode"])), str(data["reason"]), str(data["user"]))
+                       MaterializeMode(int(data["mode"])), str(data["reason"]), str(data["user"]),
+                       data.get("removed", False) is True)
         except (KeyError, TypeError, ClassAdError) as e:
             raise ValueError(f"factory state does not read back: {type(e).__name__} {e}") from None
 
@@ -127,7 +140,7 @@ class Factory:
 def how_many(factory: Factory, present: int, not_running: int, room: int) -> int:
     """How many procs ``factory`` may make now, with ``present`` of its jobs in the queue,
     ``not_running`` of them Idle or Held, and ``room`` left under the queue's limits."""
-    if factory.mode != MaterializeMode.RUNNING:
+    if factory.mode != MaterializeMode.RUNNING or factory.removed:
         return 0
     n = min(factory.total - factory.next_proc, room)
     if factory.limit:
@@ -163,6 +176,7 @@ def make_job(factory: Factory, proc: int, now: float) -> ClassAd:
     if factory.materializer is None:
         factory.materializer = open_digest(factory.digest)
     ad = factory.materializer.build(proc)
+    screen_submission(ad, factory.owner, Protection(), EvalContext(clock=fixed_clock(now)), [])  # SubmitRejected
     ad["ClusterId"] = factory.cluster
     ad["ProcId"] = proc
     ad["Owner"] = factory.owner
@@ -191,6 +205,36 @@ def factory_view(queue: JobQueue, factory: Factory, now: float) -> list[ClassAd]
         return [make_job(factory, min(factory.next_proc, max(factory.total - 1, 0)), now)]
     except (SubmitError, SubmitRejected, ClassAdError):
         return []
+
+
+_COMPLETION = {MaterializeMode.INVALID: ev.COMPLETION_ERROR, MaterializeMode.RUNNING: ev.COMPLETION_INCOMPLETE,
+               MaterializeMode.HELD: ev.COMPLETION_PAUSED, MaterializeMode.DONE: ev.COMPLETION_COMPLETE}
+
+
+def _log(queue: JobQueue, factory: Factory, code: int, now: float, **details: Any) -> None:
+    """Queue one of the cluster's own events (proc -1), for the factory's user log if it has one
+    and for the schedd's materialization log."""
+    ads = factory_view(queue, factory, now)
+    if ads:
+        queue.events.append(ev.LogEvent(code, factory.cluster, -1, now, job=ads[0], **details))
+
+
+def announce(queue: JobQueue, factory: Factory, now: float) -> None:
+    """The cluster-submitted event, written before the factory makes its first job."""
+    _log(queue, factory, ev.CLUSTER_SUBMIT, now, host=queue.settings.schedd_address)
+
+
+def _leave(queue: JobQueue, factory: Factory, now: float) -> None:
+    """The factory leaves the queue, with its cluster-removed event."""
+    try:  # a restarted schedd may not have opened the recipe yet
+        if factory.materializer is None:
+            factory.materializer = open_digest(factory.digest)
+        per_item = factory.materializer.per_item
+    except SubmitRejected:
+        per_item = 1
+    _log(queue, factory, ev.CLUSTER_REMOVE, now, next_proc=factory.next_proc,
+         next_row=factory.next_proc // per_item, completion=_COMPLETION[factory.mode], reason=factory.reason)
+    queue.drop_factory(factory.cluster)
 
 
 def counts(queue: JobQueue, factory: Factory) -> tuple[int, int]:
@@ -224,6 +268,7 @@ def materialize(queue: JobQueue, factory: Factory, now: float) -> int:
             factory.mode = MaterializeMode.HELD
             factory.reason = f"failed to create ClassAd for Job {factory.cluster}.{proc} : {e}"
             queue.warnings.append(f"factory {factory.cluster}: {factory.reason}")
+            _log(queue, factory, ev.FACTORY_PAUSED, now, reason=factory.reason, pause_code=int(factory.mode))
             break
         factory.next_proc += 1
         factory.live.add(proc)
@@ -231,8 +276,8 @@ def materialize(queue: JobQueue, factory: Factory, now: float) -> int:
         made += 1
     if factory.next_proc >= factory.total and factory.mode != MaterializeMode.INVALID:
         factory.mode = MaterializeMode.DONE
-    if factory.mode == MaterializeMode.DONE and not factory.live:
-        queue.drop_factory(factory.cluster)
+    if (factory.mode == MaterializeMode.DONE or factory.removed) and not factory.live:
+        _leave(queue, factory, now)
     elif made:
         queue.store.save_factory(factory.cluster, factory.to_json())
     return made
@@ -253,14 +298,19 @@ def stamp(queue: JobQueue, factory: Factory) -> None:
                     del ad[name]
 
 
-def pause(queue: JobQueue, factory: Factory, mode: MaterializeMode, reason: str) -> None:
-    """condor_hold of the cluster (mode HELD) or condor_release (mode RUNNING, only from HELD)."""
+def pause(queue: JobQueue, factory: Factory, mode: MaterializeMode, reason: str, now: float) -> None:
+    """condor_hold of the cluster (mode HELD) or condor_release (mode RUNNING, only from HELD),
+    logged as materialization paused (hold code 1, a user's request) or resumed."""
     if mode == MaterializeMode.RUNNING and factory.mode != MaterializeMode.HELD:
         return
     factory.mode = mode
     factory.reason = reason if mode != MaterializeMode.RUNNING else ""
     queue.store.save_factory(factory.cluster, factory.to_json())
     stamp(queue, factory)
+    if mode == MaterializeMode.HELD:
+        _log(queue, factory, ev.FACTORY_PAUSED, now, reason=reason, pause_code=int(mode), hold_code=1)
+    else:
+        _log(queue, factory, ev.FACTORY_RESUMED, now, reason=reason)
 
 
 def _owned(queue: JobQueue, factory: Factory, user: str | None) -> None:
@@ -268,25 +318,32 @@ def _owned(queue: JobQueue, factory: Factory, user: str | None) -> None:
         raise PermissionDenied(f"{user} may not change a job owned by {factory.owner}")
 
 
-def remove(queue: JobQueue, cluster: int, user: str | None) -> bool:
+def remove(queue: JobQueue, cluster: int, user: str | None, now: float) -> bool:
     """condor_rm of a factory's cluster: no more jobs are made (its jobs are removed by the
-    caller). False when there is no such factory; PermissionDenied for another's."""
+    caller), and the factory leaves with the last of them. False when there is no such
+    factory; PermissionDenied for another's."""
     factory = queue.factories.get(cluster)
     if factory is None:
         return False
     _owned(queue, factory, user)
-    queue.drop_factory(cluster)
+    factory.removed = True
+    if factory.live:
+        queue.store.save_factory(cluster, factory.to_json())
+    else:
+        _leave(queue, factory, now)
     return True
 
 
-def set_held(queue: JobQueue, cluster: int, user: str | None, held: bool, reason: str = "") -> bool:
+def set_held(queue: JobQueue, cluster: int, user: str | None, held: bool, reason: str, now: float) -> bool:
     """condor_hold (``held``) or condor_release of a factory's cluster: materialization stops
-    or goes on. False when there is no such factory; PermissionDenied for another's."""
+    or goes on (a removed factory stays as it is). False when there is no such factory;
+    PermissionDenied for another's."""
     factory = queue.factories.get(cluster)
     if factory is None:
         return False
     _owned(queue, factory, user)
-    pause(queue, factory, MaterializeMode.HELD if held else MaterializeMode.RUNNING, reason)
+    if not factory.removed:
+        pause(queue, factory, MaterializeMode.HELD if held else MaterializeMode.RUNNING, reason, now)
     queue.changed_factories.add(cluster)
     return True
 
@@ -320,5 +377,5 @@ def restore(queue: JobQueue, states: Mapping[int, Mapping[str, Any]]) -> None:
         queue.changed_factories.add(cluster)
 
 
-__all__ = ["Factory", "MaterializeMode", "changes", "factory_view", "how_many", "make_job", "materialize",
+__all__ = ["Factory", "MaterializeMode", "announce", "changes", "factory_view", "how_many", "make_job", "materialize",
            "materialize_changed", "open_digest", "pause", "remove", "restore", "set_held", "stamp"]

@@ -17,7 +17,9 @@ Rules (the deferral rule itself is ``htcpool.deferral.ready_to_offer``):
 * Leftovers (``CLAIM_PARTITIONABLE_LEFTOVERS``, default true): an accepted claim on a
   partitionable slot comes back with the slot's leftover resources and a claim id for
   them; the schedd claims them at once for the same submitter's best job that may be
-  offered and whose Requirements and the leftovers' hold both ways.
+  offered and whose Requirements and the leftovers' hold both ways. A slot with a
+  consumption policy sends none: each negotiator match of it has its own claim id, and
+  what is left is shared by the negotiator's next cycle.
 * ``for_startd``: a claim request or an activation carries the submitter's accounting
   name in ``AccountingGroup`` (with the accounting domain) when the job has one, as
   the startd advertises and charges it.

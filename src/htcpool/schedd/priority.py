@@ -65,25 +65,52 @@ def priority_prefix(ad: ClassAd, context: EvalContext) -> Prefix:
     return (-p1, -p2, -prio, -q1, -q2)
 
 
+_SLACK = 64  # dead heap entries tolerated beyond the live ones before a rebuild
+
+
 def priority_key(ad: ClassAd, job_id: JobId, context: EvalContext) -> Key:
     return (*priority_prefix(ad, context), job_id[0], job_id[1])
 
 
 class PriorityIndex:
+    """Each submitter's idle jobs in priority order: a heap per submitter, whose entries for jobs
+    that left or changed key are skipped when met (``current`` says which entries are live). A
+    heap that has gathered more dead entries than live ones (a job held and released again and
+    again, or jobs that left between negotiations) is rebuilt from its live entries, so that its
+    size follows the submitter's idle jobs; a submitter with none left is forgotten."""
+
     def __init__(self) -> None:
         self.heaps: dict[str, list[Key]] = {}
         self.current: dict[JobId, tuple[str, Key]] = {}
+        self.live: dict[str, int] = {}
 
     def add(self, submitter: str, key: Key) -> None:
         job_id = (key[5], key[6])
         entry = (submitter, key)
-        if self.current.get(job_id) == entry:
+        old = self.current.get(job_id)
+        if old == entry:
             return
+        if old is not None:
+            self._uncount(old[0])
         self.current[job_id] = entry
-        heapq.heappush(self.heaps.setdefault(submitter, []), key)
+        live = self.live[submitter] = self.live.get(submitter, 0) + 1
+        heap = self.heaps.setdefault(submitter, [])
+        heapq.heappush(heap, key)
+        if len(heap) > 2 * live + _SLACK:
+            self.heaps[submitter] = sorted({k for k in heap if self._live(submitter, k)})
 
     def discard(self, job_id: JobId) -> None:
-        self.current.pop(job_id, None)
+        old = self.current.pop(job_id, None)
+        if old is not None:
+            self._uncount(old[0])
+
+    def _uncount(self, submitter: str) -> None:
+        left = self.live.get(submitter, 0) - 1
+        if left > 0:
+            self.live[submitter] = left
+        else:
+            self.live.pop(submitter, None)
+            self.heaps.pop(submitter, None)
 
     def _live(self, submitter: str, key: Key) -> bool:
         return self.current.get((key[5], key[6])) == (submitter, key)
@@ -94,8 +121,8 @@ class PriorityIndex:
         try:
             while heap:
                 key = heapq.heappop(heap)
-                if not self._live(submitter, key):
-                    continue
+                if not self._live(submitter, key) or (taken and taken[-1] == key):
+                    continue  # dead, or a second copy of a live key (a job released again)
                 taken.append(key)
                 yield (key[5], key[6])
         finally:

@@ -54,12 +54,13 @@ from htcpool.schedd.admission import admit
 from htcpool.schedd.crontab import FIELDS as CRON_FIELDS
 from htcpool.schedd.crontab import CronError, CronSchedule
 from htcpool.schedd.errors import PermissionDenied, SubmitRejected, UnknownJob
-from htcpool.schedd.factory import Factory, changes, materialize, open_digest
+from htcpool.schedd.factory import Factory, announce, changes, materialize, open_digest
 from htcpool.schedd.limits import OwnerCounts, check_submission
 from htcpool.schedd.periodic import policy_interval
 from htcpool.schedd.policy import PolicyAction, PolicyKind, exit_action, periodic_action
 from htcpool.schedd.priority import PriorityIndex, priority_key, submitter_of
-from htcpool.schedd.settings import ScheddSettings
+from htcpool.schedd.quarantine import quarantine
+from htcpool.schedd.settings import ScheddSettings, protection_of
 from htcpool.schedd.states import ACTIVE, JobEvent, JobStatus, next_status
 from htcpool.schedd.store import JobId, NullStore, QueueStore
 
@@ -166,9 +167,10 @@ class JobQueue:
 
     def restore(self, jobs: dict[JobId, ClassAd], now: float) -> None:
         """Take back the jobs a store kept (a restarted schedd, at ``now``): queued and indexed,
-        nothing written."""
+        nothing written but the jobs ``quarantine`` holds."""
         ctx = self.context(now)
         domain = self.settings.accounting_domain
+        quarantine(jobs, ctx, self.store, now, self.warnings)  # invalid ads held, not fatal
         for job_id, ad in jobs.items():
             self.jobs[job_id] = ad
             self.owners.add(str(ad.get("Owner", "")))
@@ -215,7 +217,8 @@ class JobQueue:
         ctx = self.context(now)
         admitted = admit(jobs, cluster, owner, now, transforms=self.settings.transforms,
                          requirements=self.settings.submit_requirements, schedd_ad=self.schedd_ad,
-                         context=ctx, accounting_domain=self.settings.accounting_domain)
+                         context=ctx, accounting_domain=self.settings.accounting_domain,
+                         protection=protection_of(self.settings))
         self.warnings.extend(admitted.transform_errors)
         warnings = admitted.warnings
         if cluster >= self.next_cluster:
@@ -263,7 +266,8 @@ class JobQueue:
         before = cluster_ad.copy()
         admitted = admit([cluster_ad], cluster, owner, now, transforms=self.settings.transforms,
                          requirements=self.settings.submit_requirements, schedd_ad=self.schedd_ad,
-                         context=self.context(now), accounting_domain=self.settings.accounting_domain)
+                         context=self.context(now), accounting_domain=self.settings.accounting_domain,
+                         protection=protection_of(self.settings))
         self.warnings.extend(admitted.transform_errors)
         overrides, deleted = changes(before, admitted.ads[0])
         if cluster >= self.next_cluster:
@@ -275,6 +279,7 @@ class JobQueue:
                           materializer=materializer)
         self.factories[cluster] = factory
         self.store.save_factory(cluster, factory.to_json())
+        announce(self, factory, now)
         materialize(self, factory, now)
         return cluster, [*admitted.warnings, *admitted.transform_errors]
 
@@ -365,21 +370,56 @@ class JobQueue:
         self._event(ev.EVICTED, job_id, now, reason=reason)
 
     # -- the execution side
-    def start(self, job_id: JobId, now: float, host: str = "", slot_name: str = "") -> None:
+    def start(self, job_id: JobId, now: float, host: str = "", slot_name: str = "", *,
+              began: bool = True) -> None:
+        """The job is Running (HTCondor marks it so when its shadow starts: ``JobRunCount``);
+        with ``began`` it has also begun on the execute point (``began``)."""
         ctx = self.context(now)
         ad = self._transition(job_id, JobEvent.START, ctx, now)
-        if "JobStartDate" not in ad:
-            ad["JobStartDate"] = int(now)
         ad["JobCurrentStartDate"] = int(now)
-        ad["NumJobStarts"] = as_int(ad.evaluate("NumJobStarts", ctx)) + 1
+        if "JobCurrentStartExecutingDate" in ad:  # set again when this run begins
+            del ad["JobCurrentStartExecutingDate"]
         ad["JobRunCount"] = as_int(ad.evaluate("JobRunCount", ctx)) + 1
         ad["RemoteHost"] = slot_name or host
         ad["CurrentHosts"] = 1
+        if began:
+            self._began(job_id, ad, ctx, now, host, slot_name)
+        else:
+            self._save(job_id, ad, ctx)
+
+    def began(self, job_id: JobId, now: float, host: str = "", slot_name: str = "") -> None:
+        """The execute point started the Running job: ``NumJobStarts`` and the execute event."""
+        self._began(job_id, self.job(job_id), self.context(now), now, host, slot_name)
+
+    def _began(self, job_id: JobId, ad: ClassAd, ctx: EvalContext, now: float, host: str, slot_name: str) -> None:
+        if "JobStartDate" not in ad:
+            ad["JobStartDate"] = int(now)
+        ad["JobCurrentStartExecutingDate"] = int(now)
+        ad["NumJobStarts"] = as_int(ad.evaluate("NumJobStarts", ctx)) + 1
         self._save(job_id, ad, ctx)
         self._event(ev.EXECUTE, job_id, now, host=host, slot_name=slot_name)
         factory = self.factories.get(job_id[0])
         if factory is not None:  # one job fewer not running: max_idle may allow another
             materialize(self, factory, now)
+
+    def has_begun(self, job_id: JobId) -> bool:
+        """Whether the Running job's run has begun on the execute point (``began``): its start
+        is stamped, or every run counted has begun (an ad stored before runs were split so)."""
+        ad = self.job(job_id)
+        if "JobCurrentStartExecutingDate" in ad:
+            return True
+        return as_int(ad.get("NumJobStarts", 0)) >= as_int(ad.get("JobRunCount", 0))
+
+    def not_begun(self, job_id: JobId, now: float) -> None:
+        """The execute point refused to start the Running job: back to Idle. It never ran, so
+        no event is written and no run time counted."""
+        ctx = self.context(now)
+        ad = self._transition(job_id, JobEvent.EVICT, ctx, now)
+        for attr in ("JobCurrentStartDate", "RemoteHost", "ClaimId", "StartdAddress"):
+            if attr in ad:
+                del ad[attr]
+        ad["CurrentHosts"] = 0
+        self._save(job_id, ad, ctx)
 
     def suspend(self, job_id: JobId, now: float, processes: int = 1) -> None:
         """The execute point stopped the job (``processes``: how many of its processes)."""

@@ -10,8 +10,12 @@ A running job's ad keeps its claim id (``ClaimId``), its startd's address
 
 The answers (``on_reply``, ``on_unreachable``):
 
-* a live claim is adopted (Busy; its lease and keep-alives start again) and the job
-  runs on; a claim the startd no longer has sends the job back to Idle;
+* a live claim that holds the job (the startd names it as the job last activated on the
+  claim, running or exited) is adopted (Busy; its lease and keep-alives start again): the
+  job runs on, or its exit, which the startd keeps sending until the schedd takes it,
+  completes it; a job the schedd had recorded Running but whose activation never reached
+  the startd (killed between the two) goes back to Idle and the claim is released; a claim
+  the startd no longer has sends the job back to Idle;
 * a startd that cannot be reached is asked again every ``RETRY_INTERVAL`` seconds
   (``retry``, from the core's timer) until ``LastJobLeaseRenewal`` plus the job's
   ``JobLeaseDuration`` (``DEFAULT_JOB_LEASE`` when it has none) has passed; then the
@@ -29,7 +33,8 @@ from typing import TYPE_CHECKING
 
 from htcpool.classad import ClassAd, as_number
 from htcpool.protocol import Reconnect, ReconnectReply
-from htcpool.schedd.messages import AskStartd, StartdUnreachable
+from htcpool.protocol.startd import ReleaseClaim
+from htcpool.schedd.messages import AskStartd, StartdUnreachable, ToStartd
 from htcpool.schedd.states import ACTIVE, JobStatus
 from htcpool.schedd.store import JobId
 
@@ -42,6 +47,7 @@ NO_CLAIM = "The schedd restarted and the job's claim was unknown."
 GONE_AT_RESTART = "The job's claim was gone when the schedd restarted."
 GONE_AT_RETRY = "The job's claim was gone when the schedd reconnected."
 RECONNECT_FAILED = "The job's execute point could not be reached within its lease."
+NEVER_ACTIVATED = "The schedd restarted before the job's activation reached its execute point."
 
 
 @dataclass
@@ -89,10 +95,24 @@ def on_reply(schedd: Schedd, reply: ReconnectReply, now: float) -> None:
         return
     if not reply.alive:
         _requeue(schedd, entry.job_id, now, GONE_AT_RESTART if entry.attempts == 1 else GONE_AT_RETRY)
+    elif not _ran_there(reply, entry.job_id):
+        _requeue(schedd, entry.job_id, now, NEVER_ACTIVATED)
+        schedd.emit(ToStartd(entry.address, ReleaseClaim(entry.claim_id)))
+        schedd.reschedule("a claim was released")
     elif entry.claim_id not in schedd.claims.claims:
         schedd.claims.adopt(ClassAd({"Name": reply.slot, "MyAddress": entry.address}), entry.claim_id,
                             entry.job_id, now)
         schedd.startd_addresses[entry.claim_id] = entry.address
+        if not schedd.queue.has_begun(entry.job_id):  # killed before the activation's answer came
+            schedd.queue.began(entry.job_id, now, slot_name=reply.slot)
+
+
+def _ran_there(reply: ReconnectReply, job_id: JobId) -> bool:
+    """Whether the startd's claim holds (or held) this job: it names the job last activated on
+    the claim; a startd that names none but is busy is taken at its word (an older startd)."""
+    if reply.job:
+        return reply.job == f"{job_id[0]}.{job_id[1]}"
+    return reply.activity not in ("", "Idle")
 
 
 def on_unreachable(schedd: Schedd, message: StartdUnreachable, now: float) -> None:
@@ -136,8 +156,13 @@ def _lease_expired(ad: ClassAd, now: float) -> bool:
 
 
 def _requeue(schedd: Schedd, job_id: JobId, now: float, reason: str) -> None:
-    if _active(schedd, job_id):
+    """Back to Idle: evicted when its run had begun, else without an event (it never ran)."""
+    if not _active(schedd, job_id):
+        return
+    if schedd.queue.has_begun(job_id):
         schedd.queue.vacate(job_id, None, now, reason)
+    else:
+        schedd.queue.not_begun(job_id, now)
 
 
 __all__ = ["DEFAULT_JOB_LEASE", "RETRY_INTERVAL", "Reconnecting", "Reconnection", "begin", "on_reply",

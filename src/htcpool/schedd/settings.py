@@ -34,6 +34,7 @@ from htcpool.schedd.knobs import lenient
 from htcpool.schedd.limits import QueueLimits, limits_from_config
 from htcpool.schedd.periodic import PeriodicTiming, system_policy_from_config, timing_from_config
 from htcpool.schedd.policy import SystemPolicy
+from htcpool.schedd.protected import DEFAULT_SECURE_ATTRS, Protection
 from htcpool.schedd.submit_requirements import SubmitRequirement
 from htcpool.schedd.transforms import Transform
 from htcpool.schedd.usermap import UserMaps
@@ -87,8 +88,17 @@ class ScheddSettings:
     immutable_job_attrs: frozenset[str] = frozenset(
         {"Owner", "ClusterId", "JobUniverse", "ProcId", "MyType", "TargetType", "User", "OsUser"})
     protected_job_attrs: frozenset[str] = frozenset()
+    #: (SYSTEM_)SECURE_JOB_ATTRS and IGNORE_ATTEMPTS_TO_SET_SECURE_JOB_ATTRS (schedd/protected.py)
+    secure_job_attrs: frozenset[str] = DEFAULT_SECURE_ATTRS
+    refuse_secure_job_attrs: bool = False
     #: SCHEDD_ALLOW_LATE_MATERIALIZE: false refuses late-materialization factories (``factory``)
     allow_late_materialize: bool = True
+
+
+def protection_of(settings: ScheddSettings) -> Protection:
+    """The attribute rules of ``settings`` (schedd/protected.py), names in lower case."""
+    return Protection.of(settings.immutable_job_attrs, settings.protected_job_attrs,
+                         settings.secure_job_attrs, settings.refuse_secure_job_attrs)
 
 
 def settings_from_config(get: Callable[[str], str | None],
@@ -139,6 +149,9 @@ def settings_from_config(get: Callable[[str], str | None],
     s.immutable_job_attrs = frozenset(_names(get("SYSTEM_IMMUTABLE_JOB_ATTRS"))
                                       + _names(get("IMMUTABLE_JOB_ATTRS"))) or s.immutable_job_attrs
     s.protected_job_attrs = frozenset(_names(get("SYSTEM_PROTECTED_JOB_ATTRS")) + _names(get("PROTECTED_JOB_ATTRS")))
+    secure = _names(get("SYSTEM_SECURE_JOB_ATTRS")) + _names(get("SECURE_JOB_ATTRS"))
+    s.secure_job_attrs = frozenset(secure) or s.secure_job_attrs
+    s.refuse_secure_job_attrs = not _bool(get("IGNORE_ATTEMPTS_TO_SET_SECURE_JOB_ATTRS"), True)
     s.start_local_universe = get("START_LOCAL_UNIVERSE") or s.start_local_universe
     s.start_scheduler_universe = get("START_SCHEDULER_UNIVERSE") or s.start_scheduler_universe
     s.max_running_scheduler_jobs_per_owner = _int(get, "MAX_RUNNING_SCHEDULER_JOBS_PER_OWNER", 200,

@@ -6,10 +6,11 @@ and one per reported event (``UPDATES``):
 
 * ``ClaimReply``, ``ActivateReply``, ``DeactivateReply`` go to the claim manager. An
   accepted claim on a partitionable slot may come back as a dynamic slot with another
-  name (the claim takes it) and with the leftovers (``offers.claim_leftovers``). An
-  accepted activation records in the job ad its ``ClaimId``, its startd's address
-  (``StartdAddress``) and ``LastJobLeaseRenewal``, which a restarted schedd reconnects
-  with (``reconnect``).
+  name (the claim takes it) and with the leftovers (``offers.claim_leftovers``). The job
+  ad already holds its ``ClaimId``, its startd's address (``StartdAddress``) and
+  ``LastJobLeaseRenewal`` from the moment its activation was decided (``claims``), which a
+  restarted schedd reconnects with (``reconnect``); a refused activation puts the job back
+  to Idle and releases the claim.
 * ``NotifySchedd`` release: the startd ended the claim; a running job goes back to Idle
   with the startd's reason, and the negotiator is asked for a cycle.
 * ``HoldJob`` (``WANT_HOLD`` when the startd preempted): the running job is held with
@@ -42,6 +43,7 @@ from htcpool.deferral import HOLD_MISSED_DEFERRAL, MISSED_DEFERRAL_REASON
 from htcpool.protocol import JobEvent as Report
 from htcpool.protocol import JobUpdate, Ok
 from htcpool.protocol.startd import (
+    UNKNOWN_CLAIM,
     ActivateReply,
     ClaimReply,
     DeactivateReply,
@@ -61,7 +63,6 @@ if TYPE_CHECKING:
     from htcpool.schedd.core import Schedd
 
 HOLD_STARTER_ERROR = 6  # HTCondor's hold code: the job could not be started
-UNKNOWN_CLAIM = "unknown claim"
 Handler = Callable[["Schedd", Any, float], Any]
 
 
@@ -79,14 +80,8 @@ def on_claim_reply(schedd: Schedd, reply: ClaimReply, now: float) -> Ok:
 
 
 def on_activate_reply(schedd: Schedd, reply: ActivateReply, now: float) -> Ok:
-    job_id = schedd.claims.claim(reply.claim_id).job
-    schedd.send_claim_actions(schedd.claims.activate_reply(reply, now))
-    if reply.accepted and job_id is not None and job_id in schedd.queue.jobs:
-        ad = schedd.queue.jobs[job_id]
-        ad["ClaimId"] = reply.claim_id
-        ad["StartdAddress"] = schedd.startd_addresses.get(reply.claim_id, "")
-        ad["LastJobLeaseRenewal"] = int(now)
-        schedd.queue.save(job_id, now)
+    schedd.renew(reply.claim_id, now)
+    schedd.send_claim_actions(schedd.claims.activate_reply(reply, now))  # a refusal: a release
     return Ok()
 
 

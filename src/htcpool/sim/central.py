@@ -170,8 +170,9 @@ class NegotiatorDriver:
         if outcome.groups is not None:
             self.groups = outcome.groups
         by_name = {str(s.get("Name")): s for s in slots}
+        handed_out: set[str] = set()  # the ClaimIdList entries this cycle's matches took
         for match in outcome.result.matches:
-            messages = match_messages(match, by_name)
+            messages = match_messages(match, by_name, handed_out)
             if messages is None:
                 continue
             self.transport.send(messages.startd, messages.notification)

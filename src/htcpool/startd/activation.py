@@ -69,6 +69,7 @@ def activate(startd: Startd, msg: ActivateClaim, now: float) -> None:
     claim.job_start = now
     claim.suspended_total = 0.0
     claim.activations += 1
+    claim.last_job = f"{msg.job.get('ClusterId')}.{msg.job.get('ProcId')}"
     claim.rank = startd.rank_of(slot, msg.job)
     claim.accepted_while_draining = startd.draining is not None
     vacate = startd.evaluator(slot, msg.job).number("MachineMaxVacateTime")

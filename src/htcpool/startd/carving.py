@@ -21,6 +21,15 @@ WithinResourceLimits``, so only jobs the drain accepts fit):
    the claim and enters Claimed/Idle (5); the partitionable slot gets a fresh claim id
    and its reply carries the slot ad as "leftovers".
 
+Under a consumption policy the p-slot offers several claim ids at once (``spare_claims``:
+``NUM_CLAIMS``, by default one per core, advertised as ``ClaimIdList``), because the
+negotiator matches it once per job in a cycle and hands each match its own id. A request
+naming one of them takes that claim for the new dynamic slot and a fresh one replaces it
+(HTCondor's ``ResMgr::get_by_any_id``). Such a reply carries no leftovers: what is left of
+the slot is the negotiator's to share among submitters by fair share in its next cycle,
+not the claiming schedd's to give to the same user (HTCondor 25's startd would send them
+when the schedd asks; htcpool keeps the consumption policy's split).
+
 A dynamic slot reaching Owner or Unclaimed is deleted and its resources returned.
 """
 
@@ -114,7 +123,8 @@ def claim_partitionable(startd: Startd, pslot: Slot, msg: RequestClaim, now: flo
     _subtract(pslot.resources, take)
     dslot = _dynamic_slot(startd, pslot, msg, take, now)
     dynamic.publish_dynamic(startd, pslot, now)
-    startd.emit(ClaimReply(msg.claim_id, True, slot=dslot.name, leftovers=pslot.ad.copy()))
+    leftovers = None if pslot.consumption_policy else pslot.ad.copy()
+    startd.emit(ClaimReply(msg.claim_id, True, slot=dslot.name, leftovers=leftovers))
     startd.mark_changed(pslot)
     transitions.change(startd, dslot, Event.CLAIM, now)
 
@@ -177,13 +187,12 @@ def _dynamic_slot(startd: Startd, pslot: Slot, msg: RequestClaim, take: Resource
     while sub_id in used:
         sub_id += 1
     id_str = f"{pslot.id_str}_{sub_id}"
-    claim = pslot.claim
+    claim = _claim_for(startd, pslot, msg.claim_id)
     claim.request, claim.schedd = msg.request, msg.schedd
     dslot = Slot(pslot.slot_id, pslot.slot_type, DYNAMIC, id_str, f"{id_str}@{startd.settings.hostname}",
                  take, take.copy(), pslot.policy, claim, sub_id=sub_id, parent=pslot,
                  state=State.UNCLAIMED, activity=Activity.IDLE, entered_state=now, entered_activity=now,
                  accounted_at=now)
-    pslot.claim = Claim(startd.new_claim_id(pslot.id_str))
     startd.index_claims(pslot)
     pslot.children.append(dslot)
     startd.add_slot(dslot, startd.slots.index(pslot) + len(pslot.children))
@@ -192,6 +201,18 @@ def _dynamic_slot(startd: Startd, pslot: Slot, msg: RequestClaim, take: Resource
     claim.rank = startd.rank_of(dslot, msg.request)
     claim.start_lease(msg.alive_interval, startd.settings.max_claim_alives_missed, now)
     return dslot
+
+
+def _claim_for(startd: Startd, pslot: Slot, claim_id: str) -> Claim:
+    """The claim the new dynamic slot takes: the spare claim named (replaced by a fresh one),
+    or the p-slot's own claim (the p-slot gets a fresh one)."""
+    fresh = Claim(startd.new_claim_id(pslot.id_str))
+    for n, spare in enumerate(pslot.spare_claims):
+        if spare.id == claim_id:
+            pslot.spare_claims[n] = fresh
+            return spare
+    claim, pslot.claim = pslot.claim, fresh
+    return claim
 
 
 def _subtract(left: Resources, take: Resources) -> None:

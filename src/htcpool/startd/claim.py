@@ -46,6 +46,8 @@ class Claim:
     job: ClassAd | None = None
     job_start: float | None = None
     activations: int = 0
+    #: the job last activated on the claim (``cluster.proc``), kept after it exits
+    last_job: str = ""
     suspended_since: float | None = None
     suspended_total: float = 0.0
     preempt_was_true: bool = False

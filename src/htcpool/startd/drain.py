@@ -32,6 +32,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from htcpool.classad import ClassAdError
 from htcpool.classad.nodes import Node
 from htcpool.protocol.startd import (
     DaemonAction,
@@ -99,17 +100,20 @@ def start_drain(startd: Startd, msg: Drain, now: float) -> DrainReply:
         how_fast, on_completion = DrainSpeed(msg.how_fast), DrainCompletion(msg.on_completion)
     except ValueError:
         return DrainReply(False, "", f"bad drain request {msg.how_fast}/{msg.on_completion}")
-    if msg.check_expr:
-        check = parse(msg.check_expr)
+    start_text = msg.start_expr or startd.settings.default_draining_start_expr
+    try:  # expressions that do not parse refuse the drain
+        check = parse(msg.check_expr) if msg.check_expr else None
+        start = parse(start_text) if start_text else None
+    except ClassAdError as e:
+        return DrainReply(False, "", f"bad drain expression: {e}")
+    if check is not None:
         for slot in startd.slots:
             if slot.ad._evaluate_node(check, None, startd.ctx) is not True:
                 return DrainReply(False, "", f"DRAINING_CHECK_EXPR_FAILED on {slot.name}")
-    start_text = msg.start_expr or startd.settings.default_draining_start_expr
     totals = startd.drain_totals
     totals.requests += 1
     rid = msg.request_id or str(totals.requests)
-    d = DrainState(rid, how_fast, on_completion, msg.reason, now,
-                   parse(start_text) if start_text else None, start_text)
+    d = DrainState(rid, how_fast, on_completion, msg.reason, now, start, start_text)
     d.original_claims = {s.claim.id for s in startd.slots if s.state in CLAIMED_LIKE}
     for slot in startd.slots:
         dynamic.account_unclaimed(startd, slot, now)  # unclaimed time counts from now on

@@ -170,6 +170,8 @@ def publish_dynamic(startd: Startd, slot: Slot, now: float) -> None:
         _put(ad, "ChildActivity", [c.activity.value for c in slot.children])
         _put(ad, "ChildCpus", [int(c.resources.cpus) for c in slot.children])
         _put(ad, "ChildMemory", [c.resources.memory for c in slot.children])
+    if slot.consumption_policy:
+        _put(ad, "NumClaims", len(slot.spare_claims))
     _claim_attrs(startd, slot, now)
     _drain_attrs(startd, slot, now)
     for key, total in slot.history.items():

@@ -116,7 +116,7 @@ def on_request_claim(startd: Startd, msg: RequestClaim, now: float) -> None:
     if pre_slot is not None:
         _preempting_request(startd, pre_slot, msg, now)
         return
-    found = startd.find_claim(msg.claim_id)
+    found = startd.find_claim(msg.claim_id) or startd.find_spare_claim(msg.claim_id)
     if found is None:
         startd.emit(ClaimReply(msg.claim_id, False, "unknown claim id"))
         return

@@ -29,6 +29,7 @@ Starters of removed dynamic slots are tracked by claim id in ``dying``.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -167,6 +168,10 @@ class Startd:
                     accounted_at=now)
         slot.consumption_policy = spec.partitionable and (
             type_settings.consumption_policy if type_settings else settings.consumption_policy)
+        if slot.consumption_policy:
+            wanted = type_settings.num_claims if type_settings else settings.num_claims
+            count = math.ceil(slot.resources.cpus) if wanted is None else wanted
+            slot.spare_claims = [Claim(self.new_claim_id(id_str)) for _ in range(count)]
         self.publish_static(slot)
         self.add_slot(slot)
         for attr, problem in slot.policy.problems:
@@ -285,7 +290,8 @@ class Startd:
         if not self.is_live(slot):
             return
         keys = tuple(k for k in (slot.claim.id, slot.preempting_id,
-                                 slot.preempting.id if slot.preempting is not None else "") if k)
+                                 slot.preempting.id if slot.preempting is not None else "",
+                                 *(c.id for c in slot.spare_claims)) if k)
         for key in keys:
             self._by_claim[key] = slot
         self._claim_keys[slot] = keys
@@ -298,6 +304,11 @@ class Startd:
         """The live slot whose current claim has this id."""
         slot = self._claim_slot(claim_id)
         return slot if slot is not None and slot.claim.id == claim_id else None
+
+    def find_spare_claim(self, claim_id: str) -> Slot | None:
+        """The consumption-policy p-slot that offers this claim id (in its ClaimIdList)."""
+        slot = self._claim_slot(claim_id)
+        return slot if slot is not None and any(c.id == claim_id for c in slot.spare_claims) else None
 
     def find_preempting_id(self, claim_id: str) -> Slot | None:
         """The Claimed slot whose pre-made preempting-claim id this is."""

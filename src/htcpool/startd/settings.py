@@ -117,6 +117,9 @@ class SlotTypeSettings:
     consumption: Mapping[str, str] = field(default_factory=dict)
     policy: Mapping[str, str] = field(default_factory=dict)
     name_prefix: str | None = None
+    #: SLOT_TYPE_<N>_NUM_CLAIMS (else NUM_CLAIMS): the claim ids a consumption-policy p-slot
+    #: offers at once; None: one per whole core
+    num_claims: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,6 +170,7 @@ class StartdSettings:
     must_modify_request_exprs: bool = False
     consumption_policy: bool = False
     consumption: Mapping[str, str] = field(default_factory=dict)
+    num_claims: int | None = None  # NUM_CLAIMS (see SlotTypeSettings.num_claims)
     enable_backfill: bool = False
     backfill_system: str | None = None
     within_resource_limits: str | None = None
@@ -290,6 +294,14 @@ def _policy(read: _Reader) -> dict[str, str | None]:
     return policy
 
 
+def _num_claims(read: _Reader, *knobs: str) -> int | None:
+    """The first of ``knobs`` that is set (at least 0), or None when none is."""
+    for knob in knobs:
+        if read.text(knob) is not None:
+            return max(0, read.integer(knob, 0))
+    return None
+
+
 def _slot_types(read: _Reader, max_types: int, consumption_names: list[str]) -> dict[int, SlotTypeSettings]:
     """``SLOT_TYPE_<N>`` and its per-type knobs for N in 1 .. MAX_SLOT_TYPES - 1."""
     slot_types: dict[int, SlotTypeSettings] = {}
@@ -310,6 +322,7 @@ def _slot_types(read: _Reader, max_types: int, consumption_names: list[str]) -> 
             consumption_policy=read.flag("CONSUMPTION_POLICY", False) if cp is None else cp,
             consumption=cons, policy=overrides,
             name_prefix=read.text(f"SLOT_TYPE_{n}_NAME_PREFIX"),
+            num_claims=_num_claims(read, f"SLOT_TYPE_{n}_NUM_CLAIMS", "NUM_CLAIMS"),
         )
     for bad in ("SLOT_TYPE_0", "NUM_SLOTS_TYPE_0"):
         if read.text(bad) is not None:
@@ -425,6 +438,7 @@ def settings_from_config(config: ConfigSource, *, names: Iterable[str] | None = 
         must_modify_request_exprs=read.flag("MUST_MODIFY_REQUEST_EXPRS", False),
         consumption_policy=read.flag("CONSUMPTION_POLICY", False),
         consumption=consumption,
+        num_claims=_num_claims(read, "NUM_CLAIMS"),
         enable_backfill=read.flag("ENABLE_BACKFILL", False),
         backfill_system=read.text("BACKFILL_SYSTEM"),
         within_resource_limits=read.expr("WithinResourceLimits"),

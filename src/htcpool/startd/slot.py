@@ -90,6 +90,9 @@ class Slot:
     history: dict[str, float] = field(default_factory=dict)
     reported: set[str] = field(default_factory=set)
     consumption_policy: bool = False
+    #: a consumption-policy p-slot's unused claims, one per match the negotiator may make of it
+    #: in a cycle (advertised as ClaimIdList and NumClaims); each claim request takes one
+    spare_claims: list[Claim] = field(default_factory=list)
     condor_load: float = 0.0
     load_samples: deque[float] = field(
         default_factory=lambda: deque([0.0] * LOAD_QUEUE_SIZE, maxlen=LOAD_QUEUE_SIZE))

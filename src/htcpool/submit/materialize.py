@@ -197,6 +197,8 @@ class Materializer:
         plan = self._run.plan
         assert plan is not None  # replay_factory raises when there is no queue statement
         self.total = plan.jobs()
+        #: jobs made from each item of the queue statement (its count)
+        self.per_item = max(plan.count, 1)
         self.limits = self._run.limits
         self._template: ClassAd | None = None
 

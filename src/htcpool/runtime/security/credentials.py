@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 from htcpool.runtime.security.authz import Policy
 from htcpool.runtime.security.gate import Gate, Settings
 from htcpool.runtime.security.levels import CONFIGURED_LEVELS, Level
-from htcpool.runtime.security.tls import TlsFiles, ensure_tls
+from htcpool.runtime.security.tls import TlsFiles, encryption_wanted, ensure_tls
 from htcpool.runtime.security.tokens import (
     POOL_KEY,
     KeyRing,
@@ -200,24 +200,19 @@ def _first_file(value: str | None) -> Path | None:
     return None
 
 
-def pool_tls(config: Config, layout: PoolLayout, paths: SecurityPaths, bind: str) -> TlsFiles | None:
-    """The TLS files of a daemon bound to ``bind``, made when missing; None for plain HTTP.
+def pool_tls(config: Config, layout: PoolLayout, paths: SecurityPaths, bind: str,
+             advertised: str | None = None) -> TlsFiles | None:
+    """The TLS files of a daemon bound to ``bind`` (known to others as ``advertised``), made when
+    missing; None for plain HTTP.
 
     HTTPS when ``SEC_DEFAULT_ENCRYPTION`` is REQUIRED, or the daemon binds an address other than
-    loopback and encryption is not OPTIONAL or NEVER. The certificate is the pool's own
-    (``tls.ensure_tls``) unless ``AUTH_SSL_CLIENT_CAFILE``, ``AUTH_SSL_SERVER_CERTFILE`` and
-    ``AUTH_SSL_SERVER_KEYFILE`` all name files: then those, the CA published to ``run/ca.pem``."""
-    import ipaddress
+    loopback and encryption is not OPTIONAL or NEVER (``tls.encryption_wanted``). The certificate
+    is the pool's own (``tls.ensure_tls``) unless ``AUTH_SSL_CLIENT_CAFILE``,
+    ``AUTH_SSL_SERVER_CERTFILE`` and ``AUTH_SSL_SERVER_KEYFILE`` all name files: then those, the CA
+    published to ``run/ca.pem``."""
     import shutil
 
-    mode = (config.get_str("SEC_DEFAULT_ENCRYPTION") or "").upper()
-    if mode in ("OPTIONAL", "NEVER"):
-        return None
-    try:
-        loopback = ipaddress.ip_address(bind).is_loopback
-    except ValueError:
-        loopback = bind == "localhost"
-    if mode != "REQUIRED" and loopback:
+    if not encryption_wanted(config.get_str("SEC_DEFAULT_ENCRYPTION") or "", bind):
         return None
     ca = _first_file(config.get_str("AUTH_SSL_CLIENT_CAFILE"))
     cert = _first_file(config.get_str("AUTH_SSL_SERVER_CERTFILE"))
@@ -228,9 +223,21 @@ def pool_tls(config: Config, layout: PoolLayout, paths: SecurityPaths, bind: str
             os.chmod(layout.ca_file, 0o644)
         return TlsFiles(layout.ca_file, cert, key)
     names = [n for n in (config.get_str("FULL_HOSTNAME"), config.get_str("HOSTNAME")) if n]
-    addresses = [a for a in (bind, config.get_str("IP_ADDRESS")) if a and a not in ("0.0.0.0", "::")]
+    addresses = [a for a in (bind, advertised, config.get_str("IP_ADDRESS")) if a and a not in ("0.0.0.0", "::")]
     return ensure_tls(paths.password_dir, layout.ca_file, names, addresses)
 
 
+def missing_shared_credentials(config: Config, paths: SecurityPaths) -> list[Path]:
+    """What a host joining a pool on other hosts lacks of the central manager's keys (docs/security.md,
+    "A pool across hosts"): the signing key, and the CA's key and certificate unless the AUTH_SSL_ knobs
+    name the host's certificate."""
+    wanted = [paths.pool_key]
+    if not all(_first_file(config.get_str(k)) for k in
+               ("AUTH_SSL_CLIENT_CAFILE", "AUTH_SSL_SERVER_CERTFILE", "AUTH_SSL_SERVER_KEYFILE")):
+        wanted += [paths.password_dir / "ca.key", paths.password_dir / "ca.pem"]
+    return [p for p in wanted if not p.exists()]
+
+
 __all__ = ["DAEMON_USER", "Level", "SecurityPaths", "client_token", "daemon_gate", "daemon_identity",
-           "ensure_pool_credentials", "gate_settings", "ping_levels", "pool_tls", "user_token_directory"]
+           "ensure_pool_credentials", "gate_settings", "missing_shared_credentials", "ping_levels", "pool_tls",
+           "user_token_directory"]

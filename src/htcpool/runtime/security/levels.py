@@ -86,7 +86,7 @@ LEVEL_OF: dict[str, Level] = {
     "IdleJobs": _D, "MatchInfo": _N, "Records": _D,
     # schedd: users
     "NewCluster": _W, "Submit": _W, "SubmitFactory": _W, "JobAction": _W, "EditJobs": _W,
-    "QueueQuery": _R,
+    "QueueQuery": _R, "QueueTotals": _R, "QueueCounts": _D,
     "HistoryQuery": _R, "ClusterReserved": _D, "Submitted": _D, "ActionResult": _D,
     # schedd and startd: claims and jobs between daemons
     "JobUpdate": _D, "Reconnect": _D, "ReconnectReply": _D,

@@ -46,6 +46,24 @@ def token_may_travel(url: str) -> bool:
         return False
 
 
+def encryption_wanted(mode: str, address: str) -> bool:
+    """Whether a daemon at ``address`` speaks HTTPS under ``SEC_DEFAULT_ENCRYPTION = mode``: always
+    when REQUIRED, never when OPTIONAL or NEVER, otherwise when the address is not loopback. Servers
+    and the clients that build a collector's URL from ``COLLECTOR_HOST`` decide alike."""
+    mode = mode.upper()
+    if mode in ("OPTIONAL", "NEVER"):
+        return False
+    if mode == "REQUIRED":
+        return True
+    host = address.strip("[]")
+    if host == "localhost":
+        return False
+    try:
+        return not ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return True
+
+
 def _write_private(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -128,4 +146,4 @@ def ensure_tls(password_dir: Path, public_ca: Path, names: list[str], addresses:
     return files
 
 
-__all__ = ["TlsFiles", "client_context", "ensure_tls", "token_may_travel"]
+__all__ = ["TlsFiles", "client_context", "encryption_wanted", "ensure_tls", "token_may_travel"]

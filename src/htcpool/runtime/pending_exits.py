@@ -1,0 +1,102 @@
+"""Job exits a startd has not yet handed to their schedd, kept on disk so that a restart resends them.
+
+A starter's report that its job exited is the one message whose loss makes a finished job run
+again: the schedd would find the claim gone and send the job back to Idle. The startd writes
+each such report here before it posts it and forgets it once the schedd has answered it. A
+startd that starts finds what its predecessor left (it was killed, or stopped with the report
+still in its outbox), posts it again, and until it is delivered answers for its claim as for a
+claim whose job has exited: a schedd's ``Reconnect`` gets alive, Idle and the job's id, and its
+keep-alives are taken, so the schedd adopts the claim and completes the job instead of running
+it a second time (the manual's "Job Leases": the execute side keeps what the submit side has
+not yet heard).
+
+One JSON file per startd, written whole (a temporary file, synced, renamed into place); a report
+older than ``KEEP`` seconds when loaded is dropped, as the outbox would have given up on it; a
+file that cannot be read is set aside with a warning rather than stopping the startd.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from htcpool import protocol
+from htcpool.protocol import JobUpdate
+
+log = logging.getLogger("htcpool.startd")
+KEEP = 3600.0  # seconds: what the outbox would spend trying (its give_up) and more
+
+
+@dataclass(frozen=True)
+class PendingExit:
+    """One undelivered exit: for which schedd, which job (``cluster.proc``), on which slot."""
+
+    schedd: str
+    job: str
+    slot: str
+    update: JobUpdate
+    at: float
+
+
+class PendingExits:
+    def __init__(self, path: Path, clock: Callable[[], float]) -> None:
+        self.path = path
+        self.clock = clock
+        self.items: dict[str, PendingExit] = self._load()
+
+    def get(self, claim_id: str) -> PendingExit | None:
+        return self.items.get(claim_id)
+
+    def add(self, schedd: str, job: str, slot: str, update: JobUpdate) -> None:
+        self.items[update.claim_id] = PendingExit(schedd, job, slot, update, self.clock())
+        self._save()
+
+    def delivered(self, claim_id: str) -> None:
+        if self.items.pop(claim_id, None) is not None:
+            self._save()
+
+    def _load(self) -> dict[str, PendingExit]:
+        try:
+            rows = json.loads(self.path.read_text())
+        except FileNotFoundError:
+            return {}
+        except (OSError, ValueError) as e:
+            log.warning("%s: unreadable, set aside (%s)", self.path, e)
+            self.path.replace(self.path.with_suffix(".damaged"))
+            return {}
+        out: dict[str, PendingExit] = {}
+        now = self.clock()
+        for row in rows if isinstance(rows, list) else []:
+            try:
+                item = _from_row(row)
+            except (KeyError, TypeError, ValueError, protocol.ProtocolError) as e:
+                log.warning("%s: a pending exit skipped: %s", self.path, e)
+                continue
+            if now - item.at <= KEEP:
+                out[item.update.claim_id] = item
+        return out
+
+    def _save(self) -> None:
+        rows = [{"schedd": i.schedd, "job": i.job, "slot": i.slot, "at": i.at,
+                 "update": protocol.encode(i.update)} for i in self.items.values()]
+        tmp = self.path.with_suffix(".tmp")
+        with open(tmp, "w") as f:
+            json.dump(rows, f)
+            f.flush()
+            os.fsync(f.fileno())
+        tmp.replace(self.path)
+
+
+def _from_row(row: Any) -> PendingExit:
+    update = protocol.decode(row["update"])
+    if not isinstance(update, JobUpdate):
+        raise ValueError(f"not a job update: {type(update).__name__}")
+    return PendingExit(str(row["schedd"]), str(row["job"]), str(row["slot"]), update, float(row["at"]))
+
+
+__all__ = ["KEEP", "PendingExit", "PendingExits"]

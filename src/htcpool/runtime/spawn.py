@@ -1,0 +1,172 @@
+"""How the master starts a daemon process, hears its keep-alives, and ends a previous set.
+
+``spawn_process`` starts ``python -m htcpool.runtime.services KIND`` with its output appended
+to ``log/<Kind>Log.out``, a pipe for its keep-alives (``runtime/childalive.py`` writes them,
+``DaemonProcess.keepalives`` reads them on the master's loop) and the master's pid in its
+environment. Every daemon's identity is recorded in ``run/<name>.pid`` (``runtime/pidfile.py``)
+while it runs.
+
+``end_orphans``: a master that starts finds the pid files its predecessor left. A daemon they
+still name belongs to a master that died without stopping it; such daemons shut down by
+themselves once they notice their master is gone; ``end_orphans`` tells them again, waits,
+then kills those that remain, so that one pool never has two sets of daemons on one queue.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Protocol
+
+from htcpool.runtime.childalive import ALIVE_FD_ENV, MASTER_PID_ENV
+from htcpool.runtime.layout import PoolLayout
+from htcpool.runtime.liveness import decode_beats
+from htcpool.runtime.local_names import DaemonEntry
+from htcpool.runtime.pidfile import (
+    ProcessIdentity,
+    is_live,
+    read_pid_file,
+    remove_pid_file,
+    signal_identified,
+    write_pid_file,
+)
+
+log = logging.getLogger("htcpool.master")
+Receive = Callable[[float], None]
+
+
+class ChildProcess(Protocol):
+    """What the master needs of a child's process."""
+
+    @property
+    def pid(self) -> int: ...
+
+    async def wait(self) -> int: ...
+
+    def send_signal(self, sig: int) -> None: ...
+
+    def kill(self) -> None: ...
+
+    def keepalives(self, receive: Receive) -> None:
+        """Call ``receive(timeout)`` for each keep-alive the child sends from now on."""
+
+
+#: starts the daemon of that name in the pool's layout (``entry``: its kind and local name when the
+#: name is not a kind itself); returns its process
+Spawn = Callable[..., Awaitable[ChildProcess]]
+
+
+def pid_file(layout: PoolLayout, name: str) -> Path:
+    """``run/<name>.pid``: the identity of the daemon of that DAEMON_LIST name while it runs."""
+    return layout.run / f"{name.lower()}.pid"
+
+
+class _Beats(asyncio.Protocol):
+    def __init__(self, receive: Receive) -> None:
+        self.receive = receive
+        self.rest = b""
+
+    def data_received(self, data: bytes) -> None:
+        timeouts, self.rest = decode_beats(self.rest + data)
+        for timeout in timeouts:
+            self.receive(timeout)
+        self.rest = self.rest[-256:]  # a line never gets this long: garbage is not kept
+
+
+class DaemonProcess:
+    """A daemon started by ``spawn_process``: its process and the read end of its keep-alive pipe."""
+
+    def __init__(self, process: asyncio.subprocess.Process, alive_read: int) -> None:
+        self.process = process
+        self._alive_read: int | None = alive_read
+        self._transport: asyncio.BaseTransport | None = None
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    async def wait(self) -> int:
+        code = await self.process.wait()
+        self._close()
+        return code
+
+    def send_signal(self, sig: int) -> None:
+        self.process.send_signal(sig)
+
+    def kill(self) -> None:
+        self.process.kill()
+
+    def keepalives(self, receive: Receive) -> None:
+        fd, self._alive_read = self._alive_read, None
+        if fd is None:
+            return
+        pipe = os.fdopen(fd, "rb", buffering=0)
+        task = asyncio.get_running_loop().connect_read_pipe(lambda: _Beats(receive), pipe)
+
+        async def connect() -> None:
+            self._transport, _ = await task
+
+        asyncio.get_running_loop().create_task(connect())
+
+    def _close(self) -> None:
+        if self._transport is not None:
+            self._transport.close()
+        if self._alive_read is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._alive_read)
+            self._alive_read = None
+
+
+async def spawn_process(name: str, layout: PoolLayout, entry: DaemonEntry | None = None) -> DaemonProcess:
+    """A daemon as a process of its own, its output appended to ``log/<Name>Log.out``."""
+    entry = entry or DaemonEntry(name, name)
+    read_end, write_end = os.pipe()
+    env = dict(os.environ, CONDOR_CONFIG=str(layout.config))
+    env.update({MASTER_PID_ENV: str(os.getpid()), ALIVE_FD_ENV: str(write_end)})
+    command = [sys.executable, "-m", "htcpool.runtime.services", entry.kind, "--local-dir", str(layout.root)]
+    if entry.name != entry.kind or entry.local_name is not None:
+        command += ["--as", entry.name] + (["--local-name", entry.local_name] if entry.local_name else [])
+    suffix = f".{entry.local_name}" if entry.local_name else ("" if entry.name == entry.kind else f".{entry.name}")
+    try:
+        with open(layout.log / f"{entry.kind.capitalize()}Log{suffix}.out", "ab") as out:
+            process = await asyncio.create_subprocess_exec(*command, env=env, stdout=out, stderr=out,
+                                                           stdin=asyncio.subprocess.DEVNULL,
+                                                           pass_fds=(write_end,))
+    except BaseException:
+        os.close(read_end)
+        raise
+    finally:
+        os.close(write_end)  # the child's copy is the only one: its end closes when it exits
+    write_pid_file(pid_file(layout, entry.name), process.pid)
+    return DaemonProcess(process, read_end)
+
+
+async def end_orphans(layout: PoolLayout, grace: float, keep: Callable[[Path], bool] = lambda path: False) -> list[str]:
+    """Tell the daemons the pid files in ``run/`` still name to shut down fast (SIGQUIT), wait up to
+    ``grace`` seconds for them, then kill those left; the pid files are removed. Returns the names
+    of the daemons found."""
+    orphans: dict[str, ProcessIdentity] = {}
+    for path in sorted(layout.run.glob("*.pid")):
+        if keep(path):
+            continue
+        identity = read_pid_file(path)
+        if identity is not None and is_live(identity):
+            orphans[path.stem] = identity
+            log.warning("%s (pid %d) of a previous master still runs; telling it to shut down fast and "
+                        "waiting up to %.0f s for it", path.stem, identity.pid, grace)
+            signal_identified(identity, signal.SIGQUIT)
+        remove_pid_file(path)
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + grace
+    while any(is_live(i) for i in orphans.values()) and loop.time() < deadline:
+        await asyncio.sleep(0.1)
+    for name, identity in orphans.items():
+        if signal_identified(identity, signal.SIGKILL):
+            log.warning("killed %s (pid %d) of a previous master", name, identity.pid)
+    return list(orphans)

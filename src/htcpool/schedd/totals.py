@@ -1,0 +1,72 @@
+"""condor_q -totals answered from the queue without sending a job ad.
+
+HTCondor's condor_q prints, under ``-totals``, only the summary lines ("Total for
+query", "Total for all users"): counts of jobs by state. Sending 10,000 ads to count
+them costs the schedd their encoding and the tool their decoding; ``queue_totals``
+counts in the schedd instead. The whole queue's counts need no evaluation (each job's
+``JobStatus`` is read as it is stored); the query's need the constraint's, once per
+job, as a ``QueueQuery`` would.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+from collections.abc import Iterable
+
+from htcpool.classad import ClassAd, ClassAdError, ExprTree
+from htcpool.classad.context import request_pool
+from htcpool.classad.nodes import Literal
+from htcpool.protocol.schedd import QueueCounts, QueueTotals
+from htcpool.schedd.errors import BadRequest
+from htcpool.schedd.queue import JobQueue
+from htcpool.schedd.selection import matching
+
+OTHER = "other"  # a JobStatus that is not a number
+
+
+def status_key(ad: ClassAd) -> str:
+    try:
+        status = ad.evaluate("JobStatus")
+    except ClassAdError:
+        return OTHER
+    if type(status) is float and status.is_integer():
+        status = int(status)
+    return str(status) if type(status) is int else OTHER
+
+
+def count_by_status(ads: Iterable[ClassAd]) -> dict[str, int]:
+    """Counts by ``status_key``; a literal status shared by many jobs (a cluster's) is read once."""
+    by_node: Counter[int] = Counter()
+    keys: dict[int, str] = {}
+    counts: Counter[str] = Counter()
+    for ad in ads:
+        node = ad._exprs.get("jobstatus")
+        if type(node) is Literal:
+            ident = id(node)
+            by_node[ident] += 1
+            if ident not in keys:
+                keys[ident] = status_key(ad)
+        else:
+            counts[status_key(ad)] += 1
+    for ident, n in by_node.items():
+        counts[keys[ident]] += n
+    return dict(counts)
+
+
+def queue_totals(queue: JobQueue, message: QueueTotals, now: float) -> QueueCounts:
+    """The counts by ``JobStatus`` of the jobs that meet the constraint and of every job."""
+    everything = count_by_status(queue.jobs.values())
+    name, address = queue.settings.schedd_name, queue.settings.schedd_address
+    if not message.constraint:
+        return QueueCounts(everything, everything, name, address)
+    try:
+        test = ExprTree(message.constraint)
+    except ClassAdError as e:
+        raise BadRequest(f"the constraint {message.constraint!r} does not parse: {e}") from None
+    ctx = dataclasses.replace(queue.context(now), pool=request_pool())  # bounded work per query
+    selected = count_by_status(matching(queue.jobs.values(), test, ctx))
+    return QueueCounts(selected, everything, name, address)
+
+
+__all__ = ["OTHER", "count_by_status", "queue_totals", "status_key"]

@@ -1,0 +1,1 @@
+"""Fault and fuzz suites: daemons killed at random moments, hostile messages and inputs."""

@@ -1,0 +1,31 @@
+"""The schedd's ads count each job once by its own status, submitter and universe, however the
+counting is shortcut (jobs with equal literal values share one evaluation)."""
+
+from __future__ import annotations
+
+from htcpool.schedd.ads import schedd_ads
+from htcpool.schedd.priority import submitter_of
+from htcpool.schedd.states import JobStatus
+from tests.schedd.helpers import T0, schedd, submit
+
+
+def test_counts_match_each_job_evaluated_on_its_own() -> None:
+    core = schedd()
+    submit(core, "", "", 'AccountingGroup = "g1.alice"', "JobStatus = 5",
+           owner="alice")
+    submit(core, "", "JobUniverse = 7", "JobStatus = 1 + 0", 'AccountingGroup = "g1.bob"', owner="bob")
+    submit(core, "JobUniverse = 12", "JobStatus = 5", owner="carol")
+    ctx = core.queue.context(T0)
+    expected: dict[str, list[int]] = {}
+    for ad in core.queue.jobs.values():
+        status = JobStatus(ad.evaluate("JobStatus", ctx))
+        if ad.get("JobUniverse") in (7, 12):
+            continue  # counted apart (local and scheduler universe)
+        row = expected.setdefault(submitter_of(ad, core.settings.accounting_domain, ctx), [0, 0])
+        row[0 if status is JobStatus.IDLE else 1] += status in (JobStatus.IDLE, JobStatus.HELD)
+    ads = schedd_ads(core.queue, "submit", "http://submit:1", T0, T0)
+    got = {str(a["Name"]): [a["IdleJobs"], a["HeldJobs"]] for a in ads[1:]}
+    assert got == expected
+    assert ads[0]["TotalIdleJobs"] == sum(r[0] for r in expected.values())
+    assert ads[0]["TotalHeldJobs"] == sum(r[1] for r in expected.values())
+    assert ads[0]["TotalLocalJobsRunning"] == 1 and ads[0]["TotalSchedulerJobsRunning"] == 1  # started at once
