@@ -61,7 +61,9 @@ def test_three_startds_are_three_machines_and_a_drain_of_one_loses_no_job(
     wanting_c = pool.submit(JOBS.format(seconds=30, extra="+WantMachineC = true", count=1))
 
     def hosts() -> dict[str, str]:
-        return {f"{a['ClusterId']}.{a['ProcId']}": str(a.get("RemoteHost")) for a in pool.jobs("JobStatus == 2")}
+        # running and begun on its startd (a job is Running from the moment its activation is sent)
+        began = "JobStatus == 2 && JobCurrentStartExecutingDate isnt undefined"
+        return {f"{a['ClusterId']}.{a['ProcId']}": str(a.get("RemoteHost")) for a in pool.jobs(began)}
 
     running = pool.wait_for(lambda: (lambda h: h if len(h) == 7 else None)(hosts()), 30,
                             "all seven jobs running", show=hosts)

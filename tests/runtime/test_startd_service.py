@@ -108,11 +108,11 @@ class FakeStarter:
 class Startd:
     """A StartdService on a temporary pool, with its fakes."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, extra_config: str = "") -> None:
         self.layout = PoolLayout(root / "pool")
         self.layout.make()
         self.layout.ensure_token()
-        self.layout.config.write_text(CONFIG.format(root=self.layout.root))
+        self.layout.config.write_text(CONFIG.format(root=self.layout.root) + extra_config)
         self.layout.write_address("schedd", "http://schedd.test")
         self.clock = Clock()
         self.daemon = Daemon("startd", self.layout, daemon_config(self.layout, "STARTD"), clock=self.clock)
@@ -200,7 +200,27 @@ def test_an_activation_spawns_a_starter_and_its_exit_reaches_the_schedd_and_the_
         await settle()
         exited, = [u for u in s.posted.of(JobUpdate) if u.event is JobEvent.EXITED]
         assert (exited.claim_id, exited.exit_code, exited.killed, exited.rss_kb) == (cid, 0, False, 2048)
+        assert exited.claim_open  # the schedd may send the next job at once
         assert s.pair() == ("Claimed", "Idle") and not s.service.starters.running
+    run(test)
+
+
+def test_an_exit_on_a_closing_claim_leaves_the_schedd_to_deactivate(tmp_path: Path) -> None:
+    """Draining: the job retires (MAXJOBRETIREMENTTIME) and the claim takes no further
+    job, so the job's own exit does not say the claim is open."""
+    async def test() -> None:
+        s = Startd(tmp_path, "MAXJOBRETIREMENTTIME = 3600\n")
+        await s.begin()
+        cid = await s.claim(job(tmp_path))
+        await s.service.handle(m.ActivateClaim(cid, job(tmp_path)))
+        await settle()
+        await s.service.handle(m.Drain())
+        await settle()
+        assert s.pair() == ("Claimed", "Retiring")
+        s.started[0].exits(0)
+        await settle()
+        exited, = [u for u in s.posted.of(JobUpdate) if u.event is JobEvent.EXITED]
+        assert (exited.claim_id, exited.killed, exited.claim_open) == (cid, False, False)
     run(test)
 
 

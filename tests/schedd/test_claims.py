@@ -75,6 +75,21 @@ def test_request_activate_reuse_then_worklife_release() -> None:
     assert "c1" not in m.claims and q.status((3, 0)) == JobStatus.IDLE
 
 
+def test_exit_with_the_claim_open_activates_the_next_job_at_once() -> None:
+    """A startd that says with the exit that the claim takes another job (``claim_open``) gets
+    the next job's activation as the answer, no deactivation between; the claim's worklife
+    and the submitter's jobs decide as after a deactivation."""
+    q, m = pool(("alice", ""), ("alice", ""), ("bob", ""))
+    claim_and_run(m)
+    actions = m.job_exited("c1", T0 + 100, claim_open=True)
+    assert [type(a) for a in actions] == [ActivateClaim] and actions[0].job is q.job((2, 0))
+    assert (1, 0) not in q.jobs and m.state("c1") is ClaimState.ACTIVATING
+    assert q.status((2, 0)) == JobStatus.RUNNING
+    m.activate_reply(ActivateReply("c1", True), T0 + 101)
+    assert m.job_exited("c1", T0 + 200, claim_open=True) == [ReleaseClaim("c1")]  # only bob's job is left
+    assert "c1" not in m.claims and q.status((3, 0)) == JobStatus.IDLE
+
+
 def test_claim_worklife_is_evaluated_when_the_claim_is_reused() -> None:
     """A CLAIM_WORKLIFE that reads the time is evaluated at each decision: 1200 s before
     1_001_000, 60 s after."""

@@ -198,6 +198,9 @@ class JobUpdate:
     #: ``message`` being the reason (a job over its cgroup memory limit: 34)
     hold_code: int = 0
     hold_subcode: int = 0
+    #: "exited": the claim takes another activation at once (the answer DEACTIVATE_CLAIM would
+    #: get, given ahead), so the schedd sends the next job without deactivating first
+    claim_open: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -51,7 +51,9 @@ from htcpool.runtime.security.credentials import (
     SecurityPaths,
     daemon_gate,
     ensure_pool_credentials,
+    flocks,
     pool_tls,
+    token_chooser,
 )
 from htcpool.runtime.security.peercred import bind_unix, with_peer_credentials
 from htcpool.runtime.security.tls import TlsFiles
@@ -192,7 +194,9 @@ class Daemon:
         self.gate = daemon_gate(layout, lambda: self.config, self.kind, clock)
         bind = bind_host(config)  # loopback, NETWORK_INTERFACE, or all interfaces (runtime/network.py)
         self.tls = pool_tls(config, layout, paths, bind, advertised_host(config, bind))  # None: plain HTTP
-        self.client = client if client is not None else DaemonClient(self.token, ca_file=layout.ca_file)
+        self.client = client if client is not None else DaemonClient(
+            self.token, ca_file=layout.ca_file,
+            chooser=token_chooser(paths, self.token) if flocks(config) else None)
         self.outbox = Outbox(self.client, clock)
         self.url = ""
         self.service: Service | None = None

@@ -5,7 +5,8 @@ the body is one encoded protocol message, the answer is one encoded message
 (``Ok`` when there is nothing to say). Each request first passes the daemon's
 gate (``runtime/security/gate.py``, docs/security.md): the peer is identified
 (its uid on the Unix socket, its token ``Authorization: Bearer …`` on TCP; a
-token that proves nothing gets 401 naming why), the message is checked against
+token that proves nothing gets 401 naming why, with ``WWW-Authenticate: Bearer
+realm="<TRUST_DOMAIN>"`` naming whose tokens the daemon accepts), the message is checked against
 the level it needs (403 naming level, identity and address), and the owner it
 names is replaced by the authenticated user. A ``Ping`` is answered by the gate
 itself (condor_ping). A body that is not JSON or not a valid message gets 400
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import ssl
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -56,8 +58,18 @@ class RequestRefused(Exception):
         self.detail = detail
 
 
-def _answer(message: object, status: int = 200) -> JSONResponse:
-    return JSONResponse(protocol.encode(message), status_code=status)
+def _answer(message: object, status: int = 200, realm: str | None = None) -> JSONResponse:
+    headers = {"WWW-Authenticate": f'Bearer realm="{realm}"'} if status == 401 and realm else None
+    return JSONResponse(protocol.encode(message), status_code=status, headers=headers)
+
+
+def _realm(header: str) -> str | None:
+    """The trust domain a 401 reply's ``WWW-Authenticate: Bearer realm="…"`` names."""
+    match = _REALM.search(header)
+    return match.group(1) if match else None
+
+
+_REALM = re.compile(r'realm="([^"]*)"')
 
 
 def shared_secret_gate(token: str) -> Gate:
@@ -97,7 +109,7 @@ def make_app(handler: Handler, gate: Gate | str, name: str = "daemon",
         try:
             peer = door.identify(request.headers.get("authorization", ""), request.scope.get("client"))
         except Refused as e:
-            return _answer(Failure(e.status, e.detail), e.status)
+            return _answer(Failure(e.status, e.detail), e.status, door.realm)
         body = await _read_body(request, max_body)
         if body is None:
             detail = f"the request is larger than MAX_REQUEST_BYTES = {max_body} bytes"
@@ -114,7 +126,7 @@ def make_app(handler: Handler, gate: Gate | str, name: str = "daemon",
         try:
             door.authorize(peer, msg, name)
         except Refused as e:
-            return _answer(Failure(e.status, e.detail), e.status)
+            return _answer(Failure(e.status, e.detail), e.status, door.realm)
         msg = door.stamp(msg, peer)
         try:
             reply = await handler(msg)
@@ -141,17 +153,45 @@ def _decode_reply(response: httpx.Response) -> Any:
     return reply
 
 
+#: A trust domain -> the token this client holds from it (None: none)
+Chooser = Callable[[str], "str | None"]
+
+
 class _Bearer(httpx.Auth):
     """The token as a bearer token, on requests it may travel with (``tls.token_may_travel``);
-    ``anywhere``: on every request (an in-process transport, where nothing leaves the process)."""
+    ``anywhere``: on every request (an in-process transport, where nothing leaves the process).
 
-    def __init__(self, token: str | None, anywhere: bool = False) -> None:
+    With a ``chooser``, a server of another pool is given the token its pool issued: its 401 reply
+    names its trust domain (``WWW-Authenticate: Bearer realm="…"``), the request is sent once more
+    with the token ``chooser`` gives for that domain, and that token is used for the server's
+    address from then on (docs/flocking.md, "Credentials")."""
+
+    def __init__(self, token: str | None, anywhere: bool = False, chooser: Chooser | None = None) -> None:
         self.token = token
         self.anywhere = anywhere
+        self.chooser = chooser
+        self.requires_request_body = chooser is not None  # a refused request is sent again
+        self._chosen: dict[str, str] = {}  # host:port -> the token that server's pool issued
 
     def auth_flow(self, request: httpx.Request) -> Any:
-        if self.token and (self.anywhere or token_may_travel(str(request.url))):
-            request.headers["Authorization"] = f"Bearer {self.token}"
+        if self.chooser is None or not (self.anywhere or token_may_travel(str(request.url))):
+            if self.token and (self.anywhere or token_may_travel(str(request.url))):
+                request.headers["Authorization"] = f"Bearer {self.token}"
+            yield request
+            return
+        where = f"{request.url.host}:{request.url.port}"
+        token = self._chosen.get(where, self.token)
+        if token:
+            request.headers["Authorization"] = f"Bearer {token}"
+        response = yield request
+        if response.status_code != 401 or self.chooser is None:
+            return
+        realm = _realm(response.headers.get("www-authenticate", ""))
+        other = self.chooser(realm) if realm else None
+        if other is None or other == token:
+            return
+        self._chosen[where] = other
+        request.headers["Authorization"] = f"Bearer {other}"
         yield request
 
 
@@ -165,12 +205,14 @@ def _verify(ca_file: Path | None) -> ssl.SSLContext | bool:
 class DaemonClient:
     """Sends messages to daemons from inside an asyncio daemon. ``transport`` replaces the network
     (httpx's ``ASGITransport`` reaches an application in the same process, as tests do);
-    ``ca_file`` is the pool's certificate authority, for daemons that speak HTTPS."""
+    ``ca_file`` is the pool's certificate authority, for daemons that speak HTTPS; ``chooser`` finds
+    the token to present to a daemon of another trust domain (``_Bearer``)."""
 
     def __init__(self, token: str, timeout: float = 10.0,
-                 transport: httpx.AsyncBaseTransport | None = None, ca_file: Path | None = None) -> None:
+                 transport: httpx.AsyncBaseTransport | None = None, ca_file: Path | None = None,
+                 chooser: Chooser | None = None) -> None:
         self._client = httpx.AsyncClient(
-            auth=_Bearer(token, anywhere=transport is not None), timeout=timeout, trust_env=False,
+            auth=_Bearer(token, anywhere=transport is not None, chooser=chooser), timeout=timeout, trust_env=False,
             transport=transport, verify=_verify(ca_file))
 
     async def send(self, url: str, message: object, timeout: float | None = None) -> Any:

@@ -103,6 +103,7 @@ from htcpool.startd import (
 )
 from htcpool.startd.claim_ids import SECRET_BITS
 from htcpool.startd.layout import with_inventory
+from htcpool.startd.retirement import claim_closing
 
 log = logging.getLogger("htcpool.startd")
 
@@ -318,6 +319,8 @@ class StartdService:
             self.to_schedd(schedd, update)
             return
         slot = self.core.find_claim(update.claim_id)
+        if slot is not None and not claim_closing(self.core, slot, self.daemon.clock()):
+            update = replace(update, claim_open=True)  # the schedd activates it again at once
         self.exits.add(schedd, slot.claim.last_job if slot is not None else "", update.slot, update)
         self._post_exit(schedd, update)
 

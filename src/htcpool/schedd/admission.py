@@ -35,7 +35,7 @@ from htcpool.schedd.priority import (
     priority_prefix,
     submitter_of,
 )
-from htcpool.schedd.protected import Protection, screen_status, screen_submission
+from htcpool.schedd.protected import Protection, Screen, screen_status
 from htcpool.schedd.shapes import Footprint, reads_of
 from htcpool.schedd.submit_requirements import SubmitRequirement, check
 from htcpool.schedd.transforms import Reads, Transform
@@ -129,9 +129,9 @@ def admit(jobs: list[ClassAd], cluster: int, owner: str, now: float, *,
     base_submitter = ""
     base_prefix: Prefix = (0, 0, 0, 0, 0)
     fixed_exprs = {low: node for low, _, node in fixed}
-    protection = protection or Protection()
+    screen = Screen(owner, protection or Protection(), context, admitted.warnings)
     for proc, source in enumerate(jobs):
-        screen_submission(source, owner, protection, context, admitted.warnings)
+        status = screen(source)
         exprs = source._exprs | fixed_exprs  # the same order as setting them one by one
         exprs["procid"] = Literal(proc)
         names = dict(source._names)
@@ -142,7 +142,7 @@ def admit(jobs: list[ClassAd], cluster: int, owner: str, now: float, *,
         ad = ClassAd._from_tables(exprs, names)
         for step in steps:
             step.run(ad, context, admitted)
-        if steps:  # a transform may set JobStatus too: the same rule holds after it
+        if steps and ad._exprs.get("jobstatus") is not status:  # a transform set it: the same rule holds
             screen_status(ad, context)
         if first is None:
             for w in check(requirements, schedd_ad, ad, context):

@@ -12,18 +12,17 @@ and never offers, are counted apart, as HTCondor's ads do: ``TotalLocalJobsIdle`
 in the Scheduler ad, ``LocalJobsIdle``, ``LocalJobsRunning``, ``SchedulerJobsIdle`` and
 ``SchedulerJobsRunning`` in each Submitter ad. Both ads live ``3 × SCHEDD_INTERVAL + 60`` seconds
 (``ClassAdLifetime``) so that a schedd that stops advertising drops out of the pool.
-When the schedd stops it withdraws them (``withdrawals``).
+When the schedd stops it withdraws them (``withdrawals``). The counts are the ones the queue
+keeps as jobs enter, change and leave (``tally``), not a walk over the queue.
 """
 
 from __future__ import annotations
 
 from htcpool.classad import ClassAd
-from htcpool.classad.nodes import Literal
 from htcpool.protocol import InvalidateAd
-from htcpool.schedd.priority import submitter_of
 from htcpool.schedd.queue import JobQueue
 from htcpool.schedd.states import ACTIVE, JobStatus
-from htcpool.schedd.universes import Universe, universe_of
+from htcpool.schedd.universes import Universe
 
 _COUNTED = {JobStatus.IDLE: ("IdleJobs", "TotalIdleJobs"), JobStatus.HELD: ("HeldJobs", "TotalHeldJobs"),
             **{status: ("RunningJobs", "TotalRunningJobs") for status in ACTIVE}}
@@ -33,6 +32,8 @@ _COUNTED_HERE = {
                **{status: (f"{name}JobsRunning", f"Total{name}JobsRunning") for status in ACTIVE}}
     for universe, name in ((Universe.LOCAL, "Local"), (Universe.SCHEDULER, "Scheduler"))}
 _HERE_ZERO = {f"{name}Jobs{what}": 0 for name in ("Local", "Scheduler") for what in ("Idle", "Running")}
+#: the statuses as ``tally.status_key`` writes them
+_STATUSES = {str(int(status)): status for status in JobStatus}
 
 
 def schedd_ads(queue: JobQueue, host: str, address: str, started: float, now: float) -> list[ClassAd]:
@@ -42,28 +43,17 @@ def schedd_ads(queue: JobQueue, host: str, address: str, started: float, now: fl
     totals = {"TotalIdleJobs": 0, "TotalRunningJobs": 0, "TotalHeldJobs": 0,
               **{f"Total{name}": 0 for name in _HERE_ZERO}}
     counts: dict[str, dict[str, int]] = {}
-    # jobs whose status, submitter and universe are literals of the same values are counted
-    # alike: the answer is remembered by those values (by the nodes' identities, all alive in the
-    # queue, when one is not a plain literal)
-    known: dict[tuple[object, ...], tuple[dict[str, int], tuple[str, str] | None]] = {}
-    for ad in queue.jobs.values():
-        exprs = ad._exprs
-        nodes = (exprs.get("jobstatus"), exprs.get("accountinggroup"), exprs.get("owner"),
-                 exprs.get("jobuniverse"))
-        key = _values(nodes)
-        found = known.get(key)
-        if found is None:
-            status = JobStatus(ad.evaluate("JobStatus", ctx))
-            sub = counts.setdefault(submitter_of(ad, settings.accounting_domain, ctx),
-                                    {"IdleJobs": 0, "RunningJobs": 0, "HeldJobs": 0, **_HERE_ZERO})
-            universe = universe_of(ad)
-            found = (sub, (_COUNTED if universe is None else _COUNTED_HERE[universe]).get(status))
-            if all(node is None or type(node) is Literal for node in nodes):
-                known[key] = found
-        sub, counted = found
+    # the queue keeps its jobs counted by submitter, universe and status (``tally``)
+    for (submitter, universe, status), n in queue.tally.current(queue.jobs, settings.accounting_domain,
+                                                                ctx).items():
+        sub = counts.get(submitter)
+        if sub is None:
+            sub = counts[submitter] = {"IdleJobs": 0, "RunningJobs": 0, "HeldJobs": 0, **_HERE_ZERO}
+        state = _STATUSES.get(status)
+        counted = None if state is None else (_COUNTED if universe is None else _COUNTED_HERE[universe]).get(state)
         if counted is not None:
-            sub[counted[0]] += 1
-            totals[counted[1]] += 1
+            sub[counted[0]] += n
+            totals[counted[1]] += n
     lifetime = 3 * settings.schedd_interval + 60
     name = settings.schedd_name
     out = [ClassAd({"MyType": "Scheduler", "Name": name, "Machine": host, "MyAddress": address,
@@ -75,23 +65,6 @@ def schedd_ads(queue: JobQueue, host: str, address: str, started: float, now: fl
                                 "Machine": host, "MyAddress": address,
                                 "ScheddIpAddr": settings.schedd_address, "ClassAdLifetime": lifetime, **c}))
     return out
-
-
-_SCALARS = (str, int, float, bool)
-
-
-def _values(nodes: tuple[object, ...]) -> tuple[object, ...]:
-    """The nodes' literal values with their types (so ``1``, ``1.0`` and ``true`` differ); their
-    identities when one is neither absent nor a literal of a plain value."""
-    key: list[object] = []
-    for node in nodes:
-        if node is None:
-            key.append(None)
-        elif type(node) is Literal and type(node.value) in _SCALARS:
-            key.append((type(node.value), node.value))
-        else:
-            return ("ids", *map(id, nodes))
-    return tuple(key)
 
 
 def withdrawals(name: str) -> list[InvalidateAd]:

@@ -308,8 +308,10 @@ class ClaimManager:
         return []
 
     def job_exited(self, claim_id: str, now: float, exit_code: int | None = 0,
-                   exit_signal: int | None = None) -> list[ClaimAction]:
-        """The job on the claim exited: the queue applies its exit policy; the claim is deactivated."""
+                   exit_signal: int | None = None, claim_open: bool = False) -> list[ClaimAction]:
+        """The job on the claim exited: the queue applies its exit policy; the claim is deactivated,
+        or, when the startd said with the exit that the claim takes another job (``claim_open``),
+        reused at once: the next job's activation answers the exit, one round trip instead of two."""
         claim = self.claim(claim_id)
         self._heard(claim, now)
         self._move(claim, ClaimEvent.JOB_EXITED)
@@ -319,6 +321,9 @@ class ClaimManager:
         claim.keep_idle_until = now + keep if keep is not None and keep > 0 else None
         self.queue.finish(claim.job, now, exit_code, exit_signal)
         claim.job = None
+        if claim_open:
+            self._move(claim, ClaimEvent.DEACTIVATED)
+            return self._place_job(claim, now)
         return [DeactivateClaim(claim_id)]
 
     def deactivate_reply(self, reply: DeactivateReply, now: float) -> list[ClaimAction]:

@@ -70,7 +70,7 @@ def on_submit(schedd: Schedd, message: Submit, now: float) -> Submitted:
         ad.insert_node("TotalSubmitProcs", total)
         ad.insert_node("User", user_node)
     cluster, warnings = schedd.queue.submit(message.owner, ads, now, message.cluster)
-    schedd.advertise(now)
+    schedd.advertise_soon(now)
     schedd.reschedule("new jobs")
     return Submitted(cluster, len(ads), tuple(warnings))
 
@@ -130,7 +130,7 @@ def on_job_action(schedd: Schedd, message: JobAction, now: float) -> ActionResul
     errors.extend(selected.missing)
     if kind is JobActionKind.RELEASE and done:
         schedd.reschedule("jobs released")
-    schedd.advertise(now)
+    schedd.advertise_soon(now)
     return ActionResult(tuple(done), tuple(errors))
 
 

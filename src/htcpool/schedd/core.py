@@ -31,8 +31,10 @@ Rules of the core (the claim table is in ``claims``, the job table in ``states``
   the queue's periodic work (``JobQueue.next_deadline``: the policy expressions every
   ``PERIODIC_EXPR_INTERVAL``, cron and deferrals; a claim whose job the policy held,
   removed or vacated is released, ``periodic``), retries of reconnection,
-  and the ads, sent every ``SCHEDD_INTERVAL`` but at least every 60 s and at once
-  after a submit or a job action.
+  and the ads, sent every ``SCHEDD_INTERVAL`` but at least every 60 s. After a submit, a job
+  action or an edit (``advertise_soon``) they go out at most once per ``SCHEDD_MIN_INTERVAL``,
+  as HTCondor's schedd does, except that a submitter with idle jobs the last ads did not show
+  is advertised at once, so that the negotiator learns of new work without waiting.
 * Local and scheduler universe jobs run on the access point (``localjobs``): after
   every message and timer the core stops the runs whose job left Running and starts
   the jobs that may start now.
@@ -124,6 +126,9 @@ class Schedd:
         #: the largest image size logged for each running job (the user log's event 006)
         self.image_sizes: dict[JobId, int] = {}
         self.next_advert = now
+        #: when the ads last went out, and the submitters they showed with idle jobs
+        self.last_advert: float | None = None
+        self.advertised_idle: frozenset[str] = frozenset()
         self._actions: list[Action] = []
 
     @property
@@ -230,9 +235,25 @@ class Schedd:
             self.emit(ToNegotiator(Reschedule(reason)))
 
     def advertise(self, now: float) -> None:
+        """Send the Scheduler and Submitter ads now."""
+        idle = []
         for ad in ads.schedd_ads(self.queue, self.host, self.address, self.started, now):
             self.emit(ToCollector(UpdateAd(ad)))
+            if ad.get("MyType") == "Submitter" and ad.get("IdleJobs"):
+                idle.append(str(ad.get("Name")))
+        self.advertised_idle = frozenset(idle)
+        self.last_advert = now
         self.next_advert = now + min(self.settings.schedd_interval, PERIODIC_INTERVAL_CAP)
+
+    def advertise_soon(self, now: float) -> None:
+        """The queue changed: send the ads now when ``SCHEDD_MIN_INTERVAL`` has passed since the
+        last ones or when a submitter has idle jobs they did not show; otherwise once that interval
+        has passed (the timer's ``next_advert``), whatever else changes in the meantime."""
+        due = None if self.last_advert is None else self.last_advert + max(0, self.settings.schedd_min_interval)
+        if due is None or now >= due or not self.advertised_idle.issuperset(s for s in self.queue.submitters() if s):
+            self.advertise(now)
+        else:
+            self.next_advert = min(self.next_advert, due)
 
     def renew(self, claim_id: str, now: float) -> JobId | None:
         """A word from a claim's startd renews the claim's lease and its job's
@@ -292,7 +313,7 @@ def _submit_factory(schedd: Schedd, message: SubmitFactory, now: float) -> Submi
     made = schedd.queue.take_materialized()
     kept = schedd.queue.factories.get(cluster)
     schedd.local.track(made)
-    schedd.advertise(now)
+    schedd.advertise_soon(now)
     schedd.reschedule("new jobs")
     return Submitted(cluster, kept.total if kept is not None else len(made), tuple(warnings))
 

@@ -83,7 +83,7 @@ def on_edit_jobs(schedd: Schedd, message: EditJobs, now: float) -> ActionResult:
     errors.extend(selected.missing)
     if done:
         schedd.reschedule("jobs edited")
-        schedd.advertise(now)
+        schedd.advertise_soon(now)
     return ActionResult(tuple(done), tuple(errors))
 
 

@@ -95,6 +95,30 @@ class LogEvent:
     pause_code: int = 0  # 037: the factory's JobMaterializePaused
 
 
+#: each field's slot setter, in field order (a frozen dataclass's ``__init__`` sets every field
+#: through ``object.__setattr__``, which looks each name up again: twice the time of these)
+_PUT = tuple((name, getattr(LogEvent, name).__set__) for name in LogEvent.__slots__)
+_PUT_PROC = dict(_PUT)["proc"]
+_PUT_PROPERTIES = dict(_PUT)["properties"]
+
+
+def like(template: LogEvent) -> Callable[[int], LogEvent]:
+    """A maker of events equal to ``template`` but for their proc, each with a ``properties``
+    table of its own: a cluster's submit events, one per job, at half the cost of building each."""
+    values = tuple((put, getattr(template, name)) for name, put in _PUT if name not in ("proc", "properties"))
+    properties = template.properties
+    new = object.__new__
+
+    def make(proc: int) -> LogEvent:
+        event = new(LogEvent)
+        for put, value in values:
+            put(event, value)
+        _PUT_PROC(event, proc)
+        _PUT_PROPERTIES(event, dict(properties))
+        return event
+    return make
+
+
 Lookup = Callable[[str], Any]
 
 

@@ -32,7 +32,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from htcpool.classad import ClassAd, ClassAdError, EvalContext
-from htcpool.classad.nodes import Literal
+from htcpool.classad.nodes import Literal, Node
 from htcpool.classad.unparse import unparse
 from htcpool.schedd.errors import PermissionDenied, SubmitRejected
 from htcpool.schedd.states import JobStatus
@@ -139,6 +139,28 @@ def screen_submission(ad: ClassAd, owner: str, protection: Protection, context: 
             warnings.append(message)
 
 
+class Screen:
+    """``screen_submission`` for the procs of one cluster, in turn. A proc whose ``JobStatus``
+    and ``Owner`` are the very expression objects of the proc screened before it (copies of one
+    cluster ad, as condor_submit's procs are) shares that proc's verdict on them, so only its
+    names are looked at for attributes to drop."""
+
+    def __init__(self, owner: str, protection: Protection, context: EvalContext, warnings: list[str]) -> None:
+        self.owner, self.protection, self.context, self.warnings = owner, protection, context, warnings
+        self.dropped = protection.dropped
+        self.status: object = self  # the last proc's nodes after screening (self: none yet)
+        self.who: object = self
+
+    def __call__(self, ad: ClassAd) -> Node:
+        """Screen ``ad`` in place; returns its ``JobStatus`` node, a literal 1 or 5."""
+        exprs = ad._exprs
+        if (exprs.get("jobstatus") is not self.status or exprs.get("owner") is not self.who
+                or not exprs.keys().isdisjoint(self.dropped)):
+            screen_submission(ad, self.owner, self.protection, self.context, self.warnings)
+            self.status, self.who = exprs["jobstatus"], exprs.get("owner")
+        return self.status  # type: ignore[return-value]
+
+
 def check_edit(ad: ClassAd, name: str, *, super_user: bool, protection: Protection) -> None:
     """PermissionDenied when ``name`` may not be set in ``ad`` by this user (condor_qedit)."""
     key = name.lower()
@@ -155,5 +177,5 @@ def check_edit(ad: ClassAd, name: str, *, super_user: bool, protection: Protecti
 
 
 __all__ = ["DEFAULT_SECURE_ATTRS", "QUEUE_SET_ATTRS", "RUN_ATTRS", "STATE_ATTRS", "SUBMIT_STATUSES",
-           "Protection", "check_edit", "screen_status", "screen_submission",
+           "Protection", "Screen", "check_edit", "screen_status", "screen_submission",
            "submitted_status"]

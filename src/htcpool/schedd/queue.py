@@ -63,6 +63,7 @@ from htcpool.schedd.quarantine import quarantine
 from htcpool.schedd.settings import ScheddSettings, protection_of
 from htcpool.schedd.states import ACTIVE, JobEvent, JobStatus, next_status
 from htcpool.schedd.store import JobId, NullStore, QueueStore
+from htcpool.schedd.tally import JobTally
 
 _CRON_KEYS = tuple(name.lower() for name, _, _ in CRON_FIELDS)
 HOLD_USER = 1
@@ -85,6 +86,8 @@ class JobQueue:
         #: cluster ids reserved by ``reserve_cluster``: id -> (owner, when)
         self.reservations: dict[int, tuple[str, float]] = {}
         self.index = PriorityIndex()
+        #: the jobs counted by submitter, universe and status (``tally``), kept at each store
+        self.tally = JobTally(self.settings.accounting_domain)
         #: jobs per owner, for MAX_JOBS_PER_OWNER (``limits``)
         self.owners = OwnerCounts()
         #: seconds the last periodic pass took, as the driver measured it (PERIODIC_EXPR_TIMESLICE)
@@ -137,6 +140,7 @@ class JobQueue:
 
     def _save(self, job_id: JobId, ad: ClassAd, ctx: EvalContext) -> None:
         self.store.save_job(job_id, ad)
+        self.tally.note(job_id, ad, ctx)
         if job_id[0] in self.factories:
             self.changed_factories.add(job_id[0])
         if JobStatus(ad.evaluate("JobStatus", ctx)) == JobStatus.IDLE:
@@ -157,6 +161,7 @@ class JobQueue:
     def _leave(self, job_id: JobId, now: float) -> None:
         ad = self.jobs.pop(job_id)
         self.index.discard(job_id)
+        self.tally.forget(job_id)
         self.owners.discard(str(ad.get("Owner", "")))
         self.store.delete_job(job_id)
         self.store.append_history(ad)
@@ -174,6 +179,7 @@ class JobQueue:
         for job_id, ad in jobs.items():
             self.jobs[job_id] = ad
             self.owners.add(str(ad.get("Owner", "")))
+            self.tally.note(job_id, ad, ctx)
             if JobStatus(ad.evaluate("JobStatus", ctx)) == JobStatus.IDLE:
                 self.index.add(submitter_of(ad, domain, ctx), priority_key(ad, job_id, ctx))
 
@@ -228,6 +234,7 @@ class JobQueue:
         shown = tuple(warnings)
         self.owners.add(owner, len(admitted.ads))
         save, add, events = self.store.save_job, self.index.add, self.events
+        submitted = ev.like(ev.LogEvent(ev.SUBMIT, cluster, 0, now, host=host, warnings=shown))
         for proc, (ad, submitter, key) in enumerate(zip(admitted.ads, admitted.submitters, admitted.keys,
                                                           strict=True)):
             job_id = (cluster, proc)
@@ -238,11 +245,12 @@ class JobQueue:
                 self._save(job_id, ad, ctx)
             else:
                 save(job_id, ad)
+                self.tally.note(job_id, ad, ctx)
                 status = exprs.get("jobstatus")
                 if status is not None and (status.value if type(status) is Literal  # read, not evaluated
                                            else ad._evaluate_node(status, None, ctx)) == JobStatus.IDLE:
                     add(submitter, key)
-            events.append(ev.LogEvent(ev.SUBMIT, cluster, proc, now, host=host, warnings=shown))
+            events.append(submitted(proc))
         return cluster, [*warnings, *admitted.transform_errors]  # the submitter sees failed transforms too
 
     # -- late materialization (``factory``: what is made, when)
@@ -359,9 +367,13 @@ class JobQueue:
         self._save(job_id, ad, self.context(now))
 
     def vacate(self, job_id: JobId, user: str | None, now: float, reason: str = "") -> None:
-        """condor_vacate_job (or preemption): the run ends without finishing, back to Idle."""
+        """condor_vacate_job (or preemption): the run ends without finishing, back to Idle. A run
+        that had not begun on the execute point ends without an event (``not_begun``)."""
         ad = self.job(job_id)
         self.authorize(ad, user)
+        if not self.has_begun(job_id):
+            self.not_begun(job_id, now)
+            return
         ctx = self.context(now)
         self._transition(job_id, JobEvent.EVICT, ctx, now)
         self._end_run(ad, ctx, now, committed=False)

@@ -156,13 +156,9 @@ def _lease_expired(ad: ClassAd, now: float) -> bool:
 
 
 def _requeue(schedd: Schedd, job_id: JobId, now: float, reason: str) -> None:
-    """Back to Idle: evicted when its run had begun, else without an event (it never ran)."""
-    if not _active(schedd, job_id):
-        return
-    if schedd.queue.has_begun(job_id):
+    """Back to Idle: evicted when its run had begun, else without an event (``queue.vacate``)."""
+    if _active(schedd, job_id):
         schedd.queue.vacate(job_id, None, now, reason)
-    else:
-        schedd.queue.not_begun(job_id, now)
 
 
 __all__ = ["DEFAULT_JOB_LEASE", "RETRY_INTERVAL", "Reconnecting", "Reconnection", "begin", "on_reply",

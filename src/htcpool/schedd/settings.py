@@ -74,6 +74,8 @@ class ScheddSettings:
     #: knobs that could not be used, each naming the knob and why (the driver logs them)
     problems: list[str] = field(default_factory=list)
     schedd_interval: int = 300
+    #: SCHEDD_MIN_INTERVAL: the least time between two sendings of the ads after changes (``core``)
+    schedd_min_interval: int = 5
     local_zone: int = 0
     accounting_domain: str = ""
     schedd_name: str = "schedd@localhost"
@@ -143,6 +145,7 @@ def settings_from_config(get: Callable[[str], str | None],
     s.limits = limits_from_config(get, s.problems)
     s.system_max_releases = _int(get, "SYSTEM_MAX_RELEASES", -1, s.problems)
     s.schedd_interval = _int(get, "SCHEDD_INTERVAL", 300, s.problems)
+    s.schedd_min_interval = _int(get, "SCHEDD_MIN_INTERVAL", 5, s.problems)
     s.alive_interval = _int(get, "ALIVE_INTERVAL", 300, s.problems)
     s.max_claim_alives_missed = _int(get, "MAX_CLAIM_ALIVES_MISSED", 6, s.problems)
     s.claim_partitionable_leftovers = _bool(get("CLAIM_PARTITIONABLE_LEFTOVERS"), True)

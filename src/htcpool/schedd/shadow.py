@@ -167,7 +167,8 @@ def _exited(schedd: Schedd, job_id: JobId, u: JobUpdate, now: float) -> None:
         _hold_and_release(schedd, job_id, u.claim_id, now, u.message, u.hold_code, u.hold_subcode)
         return
     if not u.killed and schedd.queue.status(job_id) in ACTIVE:
-        schedd.send_claim_actions(schedd.claims.job_exited(u.claim_id, now, u.exit_code, u.exit_signal))
+        actions = schedd.claims.job_exited(u.claim_id, now, u.exit_code, u.exit_signal, u.claim_open)
+        schedd.send_claim_actions(actions)
 
 
 UpdateHandler = Callable[["Schedd", JobId, JobUpdate, float], None]

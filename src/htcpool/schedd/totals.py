@@ -3,8 +3,8 @@
 HTCondor's condor_q prints, under ``-totals``, only the summary lines ("Total for
 query", "Total for all users"): counts of jobs by state. Sending 10,000 ads to count
 them costs the schedd their encoding and the tool their decoding; ``queue_totals``
-counts in the schedd instead. The whole queue's counts need no evaluation (each job's
-``JobStatus`` is read as it is stored); the query's need the constraint's, once per
+counts in the schedd instead. The whole queue's counts are the ones the queue keeps as
+jobs enter, change and leave (``tally``); the query's need the constraint's, once per
 job, as a ``QueueQuery`` would.
 """
 
@@ -21,18 +21,7 @@ from htcpool.protocol.schedd import QueueCounts, QueueTotals
 from htcpool.schedd.errors import BadRequest
 from htcpool.schedd.queue import JobQueue
 from htcpool.schedd.selection import matching
-
-OTHER = "other"  # a JobStatus that is not a number
-
-
-def status_key(ad: ClassAd) -> str:
-    try:
-        status = ad.evaluate("JobStatus")
-    except ClassAdError:
-        return OTHER
-    if type(status) is float and status.is_integer():
-        status = int(status)
-    return str(status) if type(status) is int else OTHER
+from htcpool.schedd.tally import OTHER, status_key
 
 
 def count_by_status(ads: Iterable[ClassAd]) -> dict[str, int]:
@@ -56,7 +45,8 @@ def count_by_status(ads: Iterable[ClassAd]) -> dict[str, int]:
 
 def queue_totals(queue: JobQueue, message: QueueTotals, now: float) -> QueueCounts:
     """The counts by ``JobStatus`` of the jobs that meet the constraint and of every job."""
-    everything = count_by_status(queue.jobs.values())
+    ctx = queue.context(now)
+    everything = queue.tally.by_status(queue.jobs, queue.settings.accounting_domain, ctx)
     name, address = queue.settings.schedd_name, queue.settings.schedd_address
     if not message.constraint:
         return QueueCounts(everything, everything, name, address)
@@ -64,7 +54,7 @@ def queue_totals(queue: JobQueue, message: QueueTotals, now: float) -> QueueCoun
         test = ExprTree(message.constraint)
     except ClassAdError as e:
         raise BadRequest(f"the constraint {message.constraint!r} does not parse: {e}") from None
-    ctx = dataclasses.replace(queue.context(now), pool=request_pool())  # bounded work per query
+    ctx = dataclasses.replace(ctx, pool=request_pool())  # bounded work per query
     selected = count_by_status(matching(queue.jobs.values(), test, ctx))
     return QueueCounts(selected, everything, name, address)
 

@@ -114,9 +114,71 @@ def _write_public(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
+def token_chooser(paths: SecurityPaths, own: str) -> Callable[[str], str | None]:
+    """What a daemon presents to a server of trust domain ``realm``: its own token at home, else
+    the first token issued by ``realm`` in ``SEC_TOKEN_SYSTEM_DIRECTORY`` or ``SEC_TOKEN_DIRECTORY``
+    (read again each time: a token copied in later is found), None when it holds none."""
+
+    def choose(realm: str) -> str | None:
+        if realm == paths.trust_domain:
+            return own
+        return choose_token(read_tokens([paths.system_tokens, paths.user_tokens]), realm)
+
+    return choose
+
+
+def flocks(config: Config) -> bool:
+    """Whether this pool flocks to or from others (``FLOCK_TO`` or ``FLOCK_FROM`` set): only then do
+    its daemons look for tokens of other trust domains (``token_chooser``)."""
+    return bool((config.get_str("FLOCK_TO") or "").strip() or (config.get_str("FLOCK_FROM") or "").strip())
+
+
+def flock_negotiators(config: Config) -> list[str]:
+    """The hosts of ``FLOCK_NEGOTIATOR_HOSTS`` (default ``$(FLOCK_TO)``), ports dropped, with the
+    addresses each name resolves to (a peer is known to the gate by its address)."""
+    import socket
+
+    out: list[str] = []
+    for item in re.split(r"[\s,]+", config.get_str("FLOCK_NEGOTIATOR_HOSTS") or ""):
+        if item.startswith("["):
+            host = item[1:].partition("]")[0]
+        else:
+            host = item.partition(":")[0] if item.count(":") == 1 else item
+        if not host:
+            continue
+        out.append(host)
+        try:
+            out += [str(info[4][0]) for info in socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP)]
+        except (OSError, UnicodeError):
+            pass
+    return list(dict.fromkeys(out))
+
+
+def schedd_negotiator_default(config: Config, paths: SecurityPaths, pool_user: str) -> str | None:
+    """HTCondor's ``ALLOW_NEGOTIATOR_SCHEDD = $(ALLOW_NEGOTIATOR), $(FLOCK_NEGOTIATOR_HOSTS)`` in
+    htcpool's terms, for a schedd that flocks and whose configuration sets neither knob: the own
+    pool's daemons (``condor@<TRUST_DOMAIN>``, and the OS user the daemons run as) from any
+    host, and daemons of other pools only from the hosts of ``FLOCK_NEGOTIATOR_HOSTS``. None when
+    the schedd does not flock (the ordinary default applies)."""
+    if config.get_str("ALLOW_NEGOTIATOR_SCHEDD") is not None or config.get_str("ALLOW_NEGOTIATOR") is not None:
+        return None
+    hosts = flock_negotiators(config)
+    if not hosts:
+        return None
+    own = [daemon_identity(paths)]
+    if pool_user and pool_user != DAEMON_USER:  # as htcpool's default ALLOW_NEGOTIATOR has it
+        own.append(f"{pool_user}@*")
+    return " ".join(own + [f"{DAEMON_USER}@*/{host}" for host in hosts])
+
+
 def gate_settings(config: Config, paths: SecurityPaths, subsystem: str, pool_user: str) -> Settings:
     """What the gate of daemon ``subsystem`` takes from ``config``."""
-    policy = Policy.from_lookup(config.get_str, subsystem, pool_user)
+    negotiators = schedd_negotiator_default(config, paths, pool_user) if subsystem.upper() == "SCHEDD" else None
+
+    def lookup(knob: str) -> str | None:
+        return negotiators if negotiators is not None and knob == "ALLOW_NEGOTIATOR_SCHEDD" \
+            else config.get_str(knob)
+    policy = Policy.from_lookup(lookup, subsystem, pool_user)
     default = (config.get_str("SEC_DEFAULT_AUTHENTICATION") or "REQUIRED").upper()
     optional = set()
     for level in CONFIGURED_LEVELS:
@@ -239,5 +301,5 @@ def missing_shared_credentials(config: Config, paths: SecurityPaths) -> list[Pat
 
 
 __all__ = ["DAEMON_USER", "Level", "SecurityPaths", "client_token", "daemon_gate", "daemon_identity",
-           "ensure_pool_credentials", "gate_settings", "missing_shared_credentials", "ping_levels", "pool_tls",
-           "user_token_directory"]
+           "ensure_pool_credentials", "flock_negotiators", "flocks", "gate_settings", "missing_shared_credentials",
+           "ping_levels", "pool_tls", "schedd_negotiator_default", "token_chooser", "user_token_directory"]

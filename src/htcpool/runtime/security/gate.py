@@ -10,7 +10,9 @@ Every request reaches a daemon either on its Unix socket or on its TCP port (``r
   request. A request with no token is ``unauthenticated@unmapped``: refused with 401 unless
   ``SEC_<LEVEL>_AUTHENTICATION`` (or ``SEC_DEFAULT_AUTHENTICATION``) is OPTIONAL or NEVER for the
   level it needs (the default is REQUIRED, as ``use security:strong`` has it), and never allowed
-  to manage jobs (WRITE and above), as HTCondor's hard-coded rule says.
+  to manage jobs (WRITE and above), as HTCondor's hard-coded rule says. Tokens are verified
+  against this pool's keys and ``TRUST_DOMAIN`` only; a 401 reply names that trust domain
+  (``realm``) so that a client of another pool can present the token this pool issued it.
 
 ``Gate.authorize`` then checks the level the message needs (``levels.level_of``) against the
 policy (``authz.Policy``) and, for a token limited by ``scope``, against its scopes; a refusal is
@@ -111,6 +113,12 @@ class Gate:
         self._decisions: dict[tuple[Level, str, str], str | None] = {}
         self._hosts: dict[str, PeerHost] = {}
         self._accounts: dict[int, tuple[str | None, float]] = {}
+
+    @property
+    def realm(self) -> str | None:
+        """The trust domain whose tokens this gate accepts (a 401 reply names it); None when it
+        knows one shared secret only."""
+        return self.verifier.issuer if isinstance(self.verifier, TokenVerifier) else None
 
     @property
     def settings(self) -> Settings:

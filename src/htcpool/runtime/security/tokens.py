@@ -17,7 +17,8 @@ is checked again in full, which notices a deleted key.
 
 Clients find tokens in files, one or more per file (one a line), in ``SEC_TOKEN_DIRECTORY``
 (``~/.condor/tokens.d``) and the pool's own directories; ``choose_token`` takes the first whose
-issuer is the pool's.
+issuer is the one wanted: the pool's for the tools, the server's trust domain for a daemon talking
+to another pool (docs/flocking.md, "Credentials").
 """
 
 from __future__ import annotations
@@ -169,6 +170,9 @@ class TokenVerifier:
             raise TokenError(f"the token is malformed: {e}") from None
         if header.get("alg") != "HS256":
             raise TokenError(f"the token is signed with {header.get('alg')!r}; only HS256 is accepted")
+        issuer = token_issuer(token)
+        if issuer is not None and issuer != self.issuer:  # another pool's: its key says nothing here
+            raise TokenError(f"the token was issued by {issuer!r}, not by this pool (TRUST_DOMAIN {self.issuer})")
         kid = header.get("kid", POOL_KEY)
         if not isinstance(kid, str):
             raise TokenError("the token's key name (kid) is not a string")
@@ -193,10 +197,16 @@ class TokenVerifier:
 
 
 def _issuer(token: str) -> str:
+    return token_issuer(token) or "?"
+
+
+def token_issuer(token: str) -> str | None:
+    """The issuer (``iss``) ``token`` names, unverified; None when it is malformed or names none."""
     try:
-        return str(jwt.decode(token, options={"verify_signature": False}).get("iss"))
+        issuer = jwt.decode(token, options={"verify_signature": False}).get("iss")
     except jwt.PyJWTError:
-        return "?"
+        return None
+    return issuer if isinstance(issuer, str) else None
 
 
 def _when(epoch: float) -> str:
@@ -235,4 +245,4 @@ def choose_token(candidates: Iterable[tuple[Path, str]], issuer: str | None) -> 
 
 
 __all__ = ["POOL_KEY", "Credential", "KeyRing", "TokenError", "TokenVerifier", "choose_token",
-           "create_token", "describe", "ensure_key", "parse_scopes", "read_key", "read_tokens"]
+           "create_token", "describe", "ensure_key", "parse_scopes", "read_key", "read_tokens", "token_issuer"]
