@@ -35,6 +35,8 @@ from htcpool.runtime.http import PATH
 from htcpool.runtime.layout import PoolLayout
 from htcpool.runtime.pool import PoolClient
 from tests import netns
+from tests.e2e.pool import FAST
+from tests.os_users import made_users
 
 _NO_NAMESPACES = netns.unavailable()
 pytestmark = [pytest.mark.skipif(_NO_NAMESPACES is not None, reason=str(_NO_NAMESPACES)),
@@ -49,15 +51,9 @@ CONDOR_HOST = {cm}
 UID_DOMAIN = multihost.example
 TRUST_DOMAIN = multihost.example
 FILESYSTEM_DOMAIN = multihost.example
-NEGOTIATOR_INTERVAL = 2
-NEGOTIATOR_MIN_INTERVAL = 0.1
-SCHEDD_INTERVAL = 2
-UPDATE_INTERVAL = 2
-POLLING_INTERVAL = 1
-MASTER_BACKOFF_CONSTANT = 0.5
 NUM_CPUS = 2
 use FEATURE : PartitionableSlot
-"""
+""" + FAST  # FAST has no braces, so CONFIG.format leaves it as it is
 ECHO_JOB = """\
 executable = /bin/echo
 arguments = ran on the execute host
@@ -149,18 +145,16 @@ class ThreePool:
 
     def slot(self, name: str) -> Any | None:
         """The slot's ad in the central manager's collector (on its Unix socket)."""
-        client = PoolClient(self.layout("cm"))
-        try:
-            found = client.query("Machine", f'Name == "{name}"')
-        finally:
-            client.close()
-        return found[0] if found else None
+        return self._first_slot(f'Name == "{name}"')
 
     def slot_at(self, address: str) -> Any | None:
         """A slot the startd at ``address`` advertises, from the central manager's collector."""
+        return self._first_slot(f'MyAddress == "{address}"')
+
+    def _first_slot(self, constraint: str) -> Any | None:
         client = PoolClient(self.layout("cm"))
         try:
-            found = client.query("Machine", f'MyAddress == "{address}"')
+            found = client.query("Machine", constraint)
         finally:
             client.close()
         return found[0] if found else None
@@ -211,17 +205,9 @@ def _start(pool: ThreePool) -> None:
 
 
 @pytest.fixture
-def users() -> Iterator[tuple[str, str]]:
-    names = (f"htcma{os.getpid() % 100000}", f"htcmb{os.getpid() % 100000}")
-    made = []
-    try:
-        for name in names:
-            subprocess.run(["useradd", "-M", "-N", "-s", "/bin/sh", name], check=True, capture_output=True)
-            made.append(name)
+def users() -> Iterator[tuple[str, ...]]:
+    with made_users("htcma", "htcmb") as names:
         yield names
-    finally:
-        for name in made:
-            subprocess.run(["userdel", name], capture_output=True)
 
 
 @pytest.fixture

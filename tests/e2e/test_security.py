@@ -28,6 +28,7 @@ from htcpool.protocol import QueryAds, Submit, decode, encode
 from htcpool.runtime.http import PATH
 from htcpool.submit import SubmitHost, submit_description
 from tests.e2e.pool import LivePool
+from tests.os_users import made_users
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0 or shutil.which("useradd") is None,
                                 reason="needs root and useradd to make the test's users")
@@ -42,17 +43,9 @@ queue
 
 
 @pytest.fixture
-def users() -> Iterator[tuple[str, str]]:
-    names = (f"htcsa{os.getpid() % 100000}", f"htcsb{os.getpid() % 100000}")
-    made = []
-    try:
-        for name in names:
-            subprocess.run(["useradd", "-M", "-N", "-s", "/bin/sh", name], check=True, capture_output=True)
-            made.append(name)
+def users() -> Iterator[tuple[str, ...]]:
+    with made_users("htcsa", "htcsb") as names:
         yield names
-    finally:
-        for name in made:
-            subprocess.run(["userdel", name], capture_output=True)
 
 
 @pytest.fixture
