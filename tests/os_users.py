@@ -21,3 +21,23 @@ def made_users(*prefixes: str) -> Iterator[tuple[str, ...]]:
     finally:
         for name in made:
             subprocess.run(["userdel", name], capture_output=True)
+
+
+def others_cannot_run_python() -> str | None:
+    """Why an unprivileged account cannot run this checkout's interpreter (a checkout under a
+    directory only root may enter, such as one ``mktemp -d`` made), or None when it can. The tests
+    that act as other users need it; where it fails they are skipped with this reason."""
+    import shutil
+    import sys
+
+    if os.geteuid() != 0 or shutil.which("runuser") is None:
+        return "needs root and runuser"
+    done = subprocess.run(["runuser", "-u", "nobody", "--", sys.executable, "-c", "pass"],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        return f"other users cannot run {sys.executable}: {done.stderr.strip()[-200:]}"
+    return None
+
+
+#: computed once per test process
+NOT_FOR_OTHERS = others_cannot_run_python()

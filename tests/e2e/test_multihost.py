@@ -36,10 +36,11 @@ from htcpool.runtime.layout import PoolLayout
 from htcpool.runtime.pool import PoolClient
 from tests import netns
 from tests.e2e.pool import FAST
-from tests.os_users import made_users
+from tests.os_users import NOT_FOR_OTHERS, made_users
 
 _NO_NAMESPACES = netns.unavailable()
-pytestmark = [pytest.mark.skipif(_NO_NAMESPACES is not None, reason=str(_NO_NAMESPACES)),
+pytestmark = [pytest.mark.skipif(NOT_FOR_OTHERS is not None, reason=str(NOT_FOR_OTHERS)),
+              pytest.mark.skipif(_NO_NAMESPACES is not None, reason=str(_NO_NAMESPACES)),
               pytest.mark.skipif(shutil.which("useradd") is None or shutil.which("setpriv") is None,
                                  reason="needs useradd and setpriv to make the test's users and act as them")]
 

@@ -28,10 +28,11 @@ from htcpool.protocol import QueryAds, Submit, decode, encode
 from htcpool.runtime.http import PATH
 from htcpool.submit import SubmitHost, submit_description
 from tests.e2e.pool import LivePool
-from tests.os_users import made_users
+from tests.os_users import NOT_FOR_OTHERS, made_users
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0 or shutil.which("useradd") is None,
-                                reason="needs root and useradd to make the test's users")
+pytestmark = [pytest.mark.skipif(os.geteuid() != 0 or shutil.which("useradd") is None,
+                                 reason="needs root and useradd to make the test's users"),
+              pytest.mark.skipif(NOT_FOR_OTHERS is not None, reason=str(NOT_FOR_OTHERS))]
 
 JOB = """\
 executable = /bin/sleep

@@ -25,8 +25,10 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.pool import FAST
+from tests.os_users import NOT_FOR_OTHERS
 
 pytestmark = [
+    pytest.mark.skipif(NOT_FOR_OTHERS is not None, reason=str(NOT_FOR_OTHERS)),
     pytest.mark.skipif(os.geteuid() != 0, reason="a system pool is started by root"),
     pytest.mark.skipif(not (shutil.which("useradd") and shutil.which("userdel") and shutil.which("runuser")),
                        reason="useradd, userdel and runuser are needed to make the test's users"),

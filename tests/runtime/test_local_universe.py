@@ -18,6 +18,7 @@ from htcpool.classad import ClassAd
 from htcpool.protocol import JobEvent
 from htcpool.runtime.local_universe import LocalUniverse, error_number
 from htcpool.schedd import LocalJobReport, StartLocalJob, StopLocalJob
+from tests.os_users import NOT_FOR_OTHERS
 
 
 def job_ad(tmp_path: Path, body: str) -> ClassAd:
@@ -101,6 +102,7 @@ def test_error_numbers_from_the_starters_messages() -> None:
 
 
 @pytest.mark.skipif(os.geteuid() != 0 or not _has_account("nobody"), reason="needs root and a 'nobody' account")
+@pytest.mark.skipif(NOT_FOR_OTHERS is not None, reason=str(NOT_FOR_OTHERS))
 def test_where_the_schedd_is_root_the_job_runs_as_its_owner() -> None:
     where = Path(tempfile.mkdtemp(prefix="htcpool-local-"))  # not under a private temporary directory
     try:
