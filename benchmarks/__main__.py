@@ -1,4 +1,4 @@
-"""Run the benchmarks: ``python -m benchmarks [classad] [config] [submit] [schedd_policy] [negotiator] [startd] [usage] [pool] [sim] [bindings] [submit_path] [load]``."""
+"""Run the benchmarks: ``python -m benchmarks [classad] [config] [submit] [schedd_policy] [negotiator] [startd] [usage] [pool] [sim] [bindings] [submit_path] [load] [auth]``."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ BENCHMARKS = {
     "bindings": "benchmarks.bench_bindings",
     "load": "benchmarks.bench_load",
     "submit_path": "benchmarks.bench_submit_path",
+    "auth": "benchmarks.bench_auth",
 }
 
 

@@ -4,7 +4,11 @@
 (nothing runs, so the queue only changes by what the clients do), fills the queue
 with one 10,000-job cluster, and lets CLIENTS threads, each on its own connection to
 the schedd (the tools' light client, ``cli/wire.py``), issue a mix of what users do for
-DURATION seconds, each request followed by a short random think time:
+DURATION seconds, each request followed by a short random think time. The threads run in
+PROCESSES client processes (4 by default, 5 threads each): users at their terminals are
+separate processes, and 20 threads in one process would queue behind one another for the
+interpreter's lock, adding their own wait to the schedd's latency; ``--processes 1`` keeps
+them all in this process, as the first version of this benchmark did. The mix:
 
 * ``q`` of the client's own jobs: a constraint on its cluster, a projection of the
   batch view's attributes;
@@ -20,13 +24,14 @@ and overall, and the schedd's resident memory at the start and the end (psutil).
 Targets (docs/performance.md, "The schedd under load and `htcpool q -totals`"): no errors, p99 under 200 ms,
 memory flat. Run: ``.venv/bin/python -m benchmarks load`` (60 s) or
 ``.venv/bin/python -m benchmarks.bench_load --quick`` (10 s); ``--duration S``,
-``--clients N`` and ``--think S`` change the run.
+``--clients N``, ``--processes N`` and ``--think S`` change the run.
 """
 
 from __future__ import annotations
 
 import argparse
 import getpass
+import multiprocessing
 import os
 import random
 import sys
@@ -40,6 +45,7 @@ from typing import Any
 
 JOBS = 10_000
 CLIENTS = 20
+PROCESSES = 4
 DURATION = 60.0
 THINK = 0.1  # the longest pause between one client's requests (uniform from zero)
 TARGET_P99 = 0.2
@@ -117,6 +123,48 @@ def _job(cluster: int, proc: int, owner: str) -> Any:
                     "RequestCpus": 1, "RequestDisk": 1024, "Requirements": True})
 
 
+def _run_clients(users: list[LoadClient], tally: Tally, deadline: float, think: float) -> None:
+    threads = [threading.Thread(target=_run_client, args=(u, tally, deadline, think)) for u in users]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+
+def _client_process(seeds: list[int], owner: str, duration: float, think: float, ready: Any,
+                    results: Any) -> None:
+    """One client process: a thread per seed, started together with the other processes'."""
+    from htcpool.cli.locate import pool_layout
+    from htcpool.cli.wire import daemon_client
+
+    layout = pool_layout()  # the pool this benchmark started (CONDOR_CONFIG is inherited)
+    users = [LoadClient(lambda: daemon_client(layout, "schedd"), owner, seed) for seed in seeds]
+    tally = Tally()
+    ready.wait()
+    _run_clients(users, tally, time.monotonic() + duration, think)
+    results.put((tally.latencies, tally.errors))
+
+
+def _in_processes(clients: int, processes: int, owner: str, duration: float, think: float, tally: Tally) -> None:
+    """Run the clients in ``processes`` fresh interpreters and gather their latencies into ``tally``."""
+    context = multiprocessing.get_context("spawn")  # nothing of this process's threads carried over
+    ready = context.Barrier(processes + 1)
+    results = context.Queue()
+    workers = [context.Process(target=_client_process,
+                               args=(list(range(i, clients, processes)), owner, duration, think, ready, results))
+               for i in range(processes)]
+    for worker in workers:
+        worker.start()
+    ready.wait(timeout=120)
+    for _ in workers:
+        latencies, errors = results.get(timeout=duration + 120)
+        for kind, values in latencies.items():
+            tally.latencies.setdefault(kind, []).extend(values)
+        tally.errors.extend(errors)
+    for worker in workers:
+        worker.join(timeout=30)
+
+
 def _run_client(client: LoadClient, tally: Tally, deadline: float, think: float) -> None:
     while time.monotonic() < deadline:
         started = time.perf_counter()
@@ -157,7 +205,8 @@ def _report(tally: Tally, duration: float, rss: tuple[float, float]) -> None:
           f"{os.getloadavg()[0]:.1f}")
 
 
-def run(duration: float = DURATION, clients: int = CLIENTS, think: float = THINK) -> Tally:
+def run(duration: float = DURATION, clients: int = CLIENTS, think: float = THINK,
+        processes: int = PROCESSES) -> Tally:
     from htcpool import htcondor2
     from htcpool.cli.locate import pool_layout
     from htcpool.cli.wire import daemon_client
@@ -174,15 +223,15 @@ def run(duration: float = DURATION, clients: int = CLIENTS, think: float = THINK
             start_rss = schedd.memory_info().rss / 2**20
             start_cpu = sum(schedd.cpu_times()[:2])
             owner = getpass.getuser()
-            users = [LoadClient(lambda: daemon_client(layout, "schedd"), owner, seed) for seed in range(clients)]
-            deadline = time.monotonic() + duration
-            threads = [threading.Thread(target=_run_client, args=(u, tally, deadline, think)) for u in users]
-            for thread in threads:
-                thread.start()
-            for thread in threads:
-                thread.join()
+            processes = max(1, min(processes, clients))
+            if processes > 1:
+                _in_processes(clients, processes, owner, duration, think, tally)
+            else:
+                users = [LoadClient(lambda: daemon_client(layout, "schedd"), owner, seed) for seed in range(clients)]
+                _run_clients(users, tally, time.monotonic() + duration, think)
             end_rss = schedd.memory_info().rss / 2**20
             cpu = sum(schedd.cpu_times()[:2]) - start_cpu
+    print(f"{clients} clients in {processes} process{'es' if processes > 1 else ''}")
     _report(tally, duration, (start_rss, end_rss))
     requests = sum(len(values) for values in tally.latencies.values())
     print(f"schedd CPU {cpu:.1f} s in all, {cpu / max(requests, 1) * 1e3:.1f} ms a request")
@@ -194,9 +243,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--quick", action="store_true", help="a 10-second run")
     parser.add_argument("--duration", type=float, default=DURATION, help="seconds of load")
     parser.add_argument("--clients", type=int, default=CLIENTS, help="concurrent clients")
+    parser.add_argument("--processes", type=int, default=PROCESSES,
+                        help="client processes the clients' threads are spread over (1: all in this one)")
     parser.add_argument("--think", type=float, default=THINK, help="longest pause between a client's requests")
     args = parser.parse_args(argv or [])
-    run(10.0 if args.quick else args.duration, args.clients, args.think)
+    run(10.0 if args.quick else args.duration, args.clients, args.think, args.processes)
 
 
 if __name__ == "__main__":

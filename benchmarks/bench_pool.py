@@ -28,14 +28,19 @@ fewer and smaller rounds and compares only the first figure).
 ``--makespan N`` measures only the makespan, N times, one line each (for comparing two source
 trees in turns on a loaded machine: ``PYTHONPATH=<other tree>/src`` runs the other one);
 ``--config 'KNOB = VALUE'`` (repeatable) adds configuration, e.g. ``'BASE_CGROUP ='`` to run the
-jobs without cgroups.
+jobs without cgroups. Each makespan line also gives the slots' timeline from the StartdLog
+(``claim_timeline``): when the first job began after the launch of ``htcpool submit``, how long a
+job kept its slot Busy (median) and how long a claim sat Idle between two of its jobs (median and
+90th percentile), the steadier figures on a loaded machine.
 """
 
 from __future__ import annotations
 
 import contextlib
+import datetime
 import functools
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -184,7 +189,7 @@ def makespan(jobs: int = JOBS, cores: int = CORES, extra: str = "") -> dict[str,
         log = pool.jobs_dir / "makespan.log"
         description = (f"executable = /bin/sleep\narguments = 1\nrequest_cpus = 1\nrequest_memory = 64\n"
                        f"log = {log}\nqueue {jobs}\n")
-        started = time.perf_counter()
+        launched, started = time.time(), time.perf_counter()
         _, output = pool.submit(description, "makespan.sub")
         cluster = _cluster_of(output)
         client = pool.client()
@@ -195,12 +200,40 @@ def makespan(jobs: int = JOBS, cores: int = CORES, extra: str = "") -> dict[str,
             history = client.send("schedd", HistoryQuery(f"ClusterId == {cluster}")).ads
         finally:
             client.close()
+        timeline = claim_timeline(pool.layout.log / "StartdLog", launched)
     completed = sum(1 for ad in history if ad.get("JobStatus") == 4)
     if completed != jobs:
         raise RuntimeError(f"{completed} of {jobs} jobs completed")
     elapsed = done - started
     return {"makespan_s": elapsed, "ideal_s": -(-jobs // cores) * 1.0,
-            "overhead_per_job_s": (elapsed - jobs / cores) * cores / jobs}
+            "overhead_per_job_s": (elapsed - jobs / cores) * cores / jobs, **timeline}
+
+
+ACTIVITY = re.compile(r"^(\S+ \S+) \S+ INFO (\S+): Changing activity: (\w+) -> (\w+)")
+
+
+def claim_timeline(startd_log: Path, launched: float) -> dict[str, float]:
+    """The slots' Idle/Busy changes in a StartdLog: the first job's start after ``launched`` (epoch
+    seconds), each job's Busy time and each claim's Idle time between two of its jobs (medians,
+    and the idle time's 90th percentile), and the most jobs one slot ran."""
+    busy: dict[str, list[float]] = {}
+    idle: dict[str, list[float]] = {}
+    for line in startd_log.read_text(errors="replace").splitlines():
+        found = ACTIVITY.match(line)
+        if found is None:
+            continue
+        stamp = datetime.datetime.strptime(found.group(1), "%Y-%m-%d %H:%M:%S,%f").timestamp()
+        (busy if found.group(4) == "Busy" else idle).setdefault(found.group(2), []).append(stamp)
+    runs = [end - begin for slot, starts in busy.items()
+            for begin, end in zip(starts, idle.get(slot, []), strict=False)]
+    gaps = [begin - end for slot, starts in busy.items()
+            for end, begin in zip(idle.get(slot, []), starts[1:], strict=False)]
+    if not runs:
+        return {}
+    gaps = sorted(gaps) or [0.0]
+    return {"first_start_s": min(starts[0] for starts in busy.values()) - launched,
+            "busy_median_s": statistics.median(runs), "idle_median_s": statistics.median(gaps),
+            "idle_p90_s": gaps[int(0.9 * (len(gaps) - 1))], "most_jobs_on_a_slot": max(map(len, busy.values()))}
 
 
 def _row(what: str, value: float, reference: str = "", ratio: float | None = None, goal: float | None = None,
@@ -247,10 +280,13 @@ def makespans(rounds: int, extra: str = "") -> list[float]:
     """``rounds`` makespans of JOBS jobs, one line each with the machine's load."""
     out = []
     for _ in range(rounds):
-        span = makespan(JOBS, CORES, extra)["makespan_s"]
+        figures = makespan(JOBS, CORES, extra)
+        span = figures["makespan_s"]
         out.append(span)
-        print(f"  makespan of {JOBS} 1-s jobs on {CORES} cores {span:7.2f} s  (load {os.getloadavg()[0]:.1f})",
-              flush=True)
+        print(f"  makespan of {JOBS} 1-s jobs on {CORES} cores {span:7.2f} s  (load {os.getloadavg()[0]:.1f}); "
+              f"first start {figures.get('first_start_s', 0):.3f} s, busy {figures.get('busy_median_s', 0):.3f} s, "
+              f"idle between jobs {figures.get('idle_median_s', 0):.3f} s (p90 {figures.get('idle_p90_s', 0):.3f}), "
+              f"at most {figures.get('most_jobs_on_a_slot', 0):g} jobs a slot", flush=True)
     return out
 
 

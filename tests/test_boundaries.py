@@ -37,7 +37,7 @@ SOURCE = Path(__file__).resolve().parents[1] / "src" / "htcpool"
 
 #: The language and core packages, and the core modules that sit at the top level.
 CORE_PACKAGES = ("classad", "config", "submit", "startd", "negotiator", "schedd", "collector", "defrag",
-                 "protocol", "classad2", "gpu")
+                 "statistics", "protocol", "classad2", "gpu")
 CORE_MODULES = ("deferral.py",)
 
 FORBIDDEN_MODULES = frozenset({

@@ -137,6 +137,40 @@ def test_plain_http_on_loopback_carries_the_token(serve: tuple[Path, list[Server
     assert b"Authorization: Bearer secret-token" in head
 
 
+def test_a_refused_token_is_replaced_once_by_the_one_the_named_trust_domain_issued(
+        serve: tuple[Path, list[Server]]) -> None:
+    """A daemon of another pool answers 401 naming its trust domain: the request goes again with
+    the token issued there, which is kept for that daemon; a second refusal is final."""
+    _, servers = serve
+    from htcpool.protocol import Failure
+
+    refusal = json.dumps(encode(Failure(401, "not ours"))).encode()
+    refused = ("HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Bearer realm=\"b.test\"\r\n"
+               f"Content-Length: {len(refusal)}\r\n\r\n").encode() + refusal
+    ok = _answer(OK_BODY, f"Content-Length: {len(OK_BODY)}")
+    server = Server(None, [refused, ok, ok, refused])
+    servers.append(server)
+    asked: list[str] = []
+    held = {"b.test": "token-of-b"}
+
+    def chooser(realm: str) -> str | None:
+        asked.append(realm)
+        return held.get(realm)
+    client = WireClient(f"http://127.0.0.1:{server.sock.getsockname()[1]}", token="token-of-a",
+                        timeout=10, chooser=chooser)
+    try:
+        assert client.send(Ping(("x",))) == Ok("fine")
+        assert client.send(Ping(("x",))) == Ok("fine")
+        with pytest.raises(WireError, match="not ours"):
+            client.send(Ping(("x",)))  # token-of-b refused in turn: no loop
+    finally:
+        client.close()
+    sent = [next(line for line in r.split(b"\r\n") if line.startswith(b"Authorization"))
+            for r in server.requests]
+    assert sent == [b"Authorization: Bearer token-of-a"] + [b"Authorization: Bearer token-of-b"] * 3
+    assert asked == ["b.test", "b.test"]
+
+
 def test_no_daemon_is_a_wire_error(tmp_path: Path) -> None:
     client = WireClient(f"unix:{tmp_path / 'none.sock'}", timeout=5)
     with pytest.raises(WireError, match="no answer from unix:"):

@@ -13,7 +13,7 @@ after a failure; the test is skipped, saying why, where namespaces cannot be mad
 
 from __future__ import annotations
 
-import json
+import functools
 import os
 import pwd
 import shutil
@@ -23,14 +23,14 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from htcpool.protocol import AdList, HistoryQuery, QueryAds, QueueQuery, encode
+from htcpool.protocol import AdList, HistoryQuery, QueryAds, QueueQuery, UserprioQuery, encode
 from htcpool.runtime.http import PATH
 from htcpool.runtime.layout import PoolLayout
 from htcpool.runtime.pool import PoolClient
@@ -49,6 +49,7 @@ CONFIG = """\
 LOCAL_DIR = {local_dir}
 use ROLE : {role}
 CONDOR_HOST = {cm}
+FULL_HOSTNAME = {host}.multihost.example
 UID_DOMAIN = multihost.example
 TRUST_DOMAIN = multihost.example
 FILESYSTEM_DOMAIN = multihost.example
@@ -66,23 +67,15 @@ executable = /bin/sleep
 arguments = 600
 queue
 """
-#: asks a daemon on loopback inside a host, with no credentials; prints the HTTP status
-NO_CREDENTIALS = """\
-import json, ssl, sys, urllib.error, urllib.request
-url, ca, body = sys.argv[1], sys.argv[2], sys.argv[3].encode()
-context = ssl.create_default_context(cafile=ca) if url.startswith("https") else None
-request = urllib.request.Request(url, body, {"Content-Type": "application/json"})
-try:
-    print(urllib.request.urlopen(request, timeout=20, context=context).status)
-except urllib.error.HTTPError as e:
-    print(e.code)
-"""
 
 
 @dataclass
 class ThreePool:
+    """Pools on network-namespace hosts, one per role of ``roles`` (the three hosts by default)."""
+
     hosts: netns.Hosts
     root: Path
+    roles: dict[str, str] = field(default_factory=lambda: dict(ROLES))
 
     def layout(self, host: str) -> PoolLayout:
         return PoolLayout(self.root / host)
@@ -110,7 +103,7 @@ class ThreePool:
         stopping = [subprocess.Popen(self.hosts.command(host, sys.executable, "-m", "htcpool", "down", "-fast"),
                                      env={**env, "CONDOR_CONFIG": str(self.root / f"{host}.conf")},
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-                    for host in ROLES if self.layout(host).token_file.exists()]
+                    for host in self.roles if self.layout(host).token_file.exists()]
         for process in stopping:
             process.wait(timeout=120)
 
@@ -122,19 +115,19 @@ class ThreePool:
             os.chown(home, entry.pw_uid, entry.pw_gid)
         return home
 
-    def submit_as(self, user: str, text: str) -> subprocess.CompletedProcess[str]:
+    def submit_as(self, user: str, text: str, host: str = "submit") -> subprocess.CompletedProcess[str]:
         (self.home(user) / "job.sub").write_text(text)
-        return self.htcpool("submit", "submit", "-terse", "job.sub", user=user)
+        return self.htcpool(host, "submit", "-terse", "job.sub", user=user)
 
-    def cluster_of(self, user: str, text: str) -> int:
-        done = self.submit_as(user, text)
+    def cluster_of(self, user: str, text: str, host: str = "submit") -> int:
+        done = self.submit_as(user, text, host)
         assert done.returncode == 0, done.stdout + done.stderr
         return int(done.stdout.split(".")[0])
 
-    def job(self, cluster: int) -> Any | None:
+    def job(self, cluster: int, host: str = "submit") -> Any | None:
         """The job's ad, asked of the submit host's schedd on its Unix socket (the namespaces share
         the file system, so the test reaches it from outside)."""
-        client = PoolClient(self.layout("submit"))
+        client = PoolClient(self.layout(host))
         try:
             for query in (QueueQuery(f"ClusterId == {cluster}"), HistoryQuery(f"ClusterId == {cluster}")):
                 reply = client.send("schedd", query)
@@ -176,7 +169,7 @@ class ThreePool:
 
     def picture(self) -> str:
         lines = []
-        for host in ROLES:
+        for host in self.roles:
             log = self.layout(host).log
             for path in sorted(log.glob("*Log*")) if log.exists() else []:
                 text = path.read_text(errors="replace").splitlines()
@@ -190,19 +183,23 @@ def _start(pool: ThreePool) -> None:
     for host, role in ROLES.items():
         pool.layout(host).root.mkdir(parents=True)
         (pool.root / f"{host}.conf").write_text(
-            CONFIG.format(local_dir=pool.layout(host).root, role=role, cm=cm))
+            CONFIG.format(local_dir=pool.layout(host).root, role=role, cm=cm, host=host))
     up = pool.htcpool("cm", "up")
     assert up.returncode == 0, up.stdout + up.stderr + pool.picture()
     refused = pool.htcpool("exec", "up")  # without the central manager's keys a host may not join
     assert refused.returncode != 0 and "passwords.d/POOL" in refused.stderr, refused.stdout + refused.stderr
-    keys = pool.layout("cm").root / "passwords.d"
     for host in ("submit", "exec"):
-        target = pool.layout(host).root / "passwords.d"
-        target.mkdir(mode=0o700, exist_ok=True)
-        for name in ("POOL", "ca.key", "ca.pem"):
-            shutil.copy2(keys / name, target / name)
+        copy_keys(pool, "cm", host)
         up = pool.htcpool(host, "up")
         assert up.returncode == 0, up.stdout + up.stderr + pool.picture()
+
+
+def copy_keys(pool: ThreePool, source: str, target: str, names: tuple[str, ...] = ("POOL", "ca.key", "ca.pem")) -> None:
+    """What an administrator copies from one host's SEC_PASSWORD_DIRECTORY to another's."""
+    into = pool.layout(target).root / "passwords.d"
+    into.mkdir(mode=0o700, parents=True, exist_ok=True)
+    for name in names:
+        shutil.copy2(pool.layout(source).root / "passwords.d" / name, into / name)
 
 
 @pytest.fixture
@@ -276,24 +273,56 @@ def test_three_hosts_two_users(users: tuple[str, str], three: ThreePool) -> None
 
 
 def _no_credentials_refused(three: ThreePool) -> None:
-    """Every daemon, on its network port or (the masters) on its host's loopback, refuses a request
-    without a token; a plain-HTTP request gets no answer from a port that speaks HTTPS."""
+    """Every daemon, masters included, refuses a request without a token on its network port; a
+    plain-HTTP request gets no answer from a port that speaks HTTPS."""
     body = encode(QueryAds("Machine"))
     ca = str(three.layout("cm").ca_file)
+    daemons = (("cm", "collector"), ("cm", "negotiator"), ("submit", "schedd"), ("exec", "startd"),
+               *((host, "master") for host in ROLES))
     with httpx.Client(timeout=20, trust_env=False, verify=ssl.create_default_context(cafile=ca)) as http:
-        for host, daemon in (("cm", "collector"), ("cm", "negotiator"), ("submit", "schedd"), ("exec", "startd")):
+        for host, daemon in daemons:
             url = three.layout(host).read_address(daemon)
-            assert url is not None
+            assert url is not None and url.startswith(f"https://{three.hosts.addresses[host]}:"), (host, daemon, url)
             answer = http.post(url + PATH, json=body)
-            assert answer.status_code == 401, (daemon, answer.status_code, answer.text)
+            assert answer.status_code == 401, (host, daemon, answer.status_code, answer.text)
             with pytest.raises(httpx.HTTPError):
                 httpx.post(url.replace("https://", "http://") + PATH, json=body, timeout=10)
-    for host in ROLES:
-        url = three.layout(host).read_address("master")
-        assert url is not None
-        asked = three.hosts.run(host, sys.executable, "-c", NO_CREDENTIALS, url + PATH,
-                                str(three.layout(host).ca_file), json.dumps(body))
-        assert asked.stdout.strip() == "401", (host, asked.stdout, asked.stderr)
+
+
+def test_the_central_manager_administers_the_execute_host_through_its_master(users: tuple[str, str],
+                                                                             three: ThreePool) -> None:
+    """condor_off -name HOST -startd from the central manager: the tool finds the execute host's
+    master in the collector and that master, listening on the network, stops its startd. A user
+    whose token names them (not an administrator) is refused, the refusal naming the level."""
+    alice, _ = users
+    startd = three.layout("exec").read_address("startd")
+    three.wait_for(lambda: (ad := three.slot_at(str(startd))) is not None and ad, 60, "the execute host's slot")
+    token = three.htcpool("cm", "token_create", "-identity", "alice@multihost.example")
+    assert token.returncode == 0 and token.stdout.strip(), token.stdout + token.stderr
+    tokens = three.home(alice) / ".condor" / "tokens.d"
+    tokens.mkdir(parents=True)
+    (tokens / "alice").write_text(token.stdout.strip() + "\n")
+    entry = pwd.getpwnam(alice)
+    for path in (tokens.parent, tokens, tokens / "alice"):
+        os.chown(path, entry.pw_uid, entry.pw_gid)
+    os.chmod(tokens / "alice", 0o600)
+
+    refused = three.htcpool("cm", "off", "-name", "exec.multihost.example", "-startd", user=alice)
+    assert refused.returncode != 0, refused.stdout + refused.stderr
+    assert "PERMISSION DENIED to alice@multihost.example" in refused.stderr and "ADMINISTRATOR" in refused.stderr, \
+        refused.stderr
+    assert three.layout("exec").read_address("startd") == startd, "a user stopped the execute host's startd"
+
+    off = three.htcpool("cm", "off", "-name", "exec.multihost.example", "-startd")
+    assert off.returncode == 0, off.stdout + off.stderr + three.picture()
+    assert off.stdout.strip() == 'Sent "Kill-Daemon" command for "startd" to master exec.multihost.example'
+    three.wait_for(lambda: three.layout("exec").read_address("startd") is None, 60, "the execute host's startd stopped")
+    unknown = three.htcpool("cm", "on", "-name", "nowhere.multihost.example", "-startd")
+    assert unknown.returncode != 0 and "Can't find address for master nowhere.multihost.example" in unknown.stderr, \
+        unknown.stdout + unknown.stderr
+    on = three.htcpool("cm", "on", "-startd", "-pool", three.hosts.addresses["cm"], "exec")
+    assert on.returncode == 0, on.stdout + on.stderr
+    three.wait_for(lambda: three.layout("exec").read_address("startd"), 60, "the execute host's startd started again")
 
 
 @pytest.mark.slow
@@ -310,3 +339,158 @@ def test_the_pool_comes_back_after_the_central_managers_collector_restarts(users
     echo = three.cluster_of(alice, ECHO_JOB.format(forged=""))
     three.wait_for(lambda: (ad := three.job(echo)) is not None and ad.get("JobStatus") == 4, 90,
                    "alice's job completed after the restart")
+
+
+HA_ROLES = {"cm": "CentralManager", "cm2": "CentralManager", "exec": "Execute"}
+
+
+@pytest.fixture
+def two_collectors() -> Iterator[ThreePool]:
+    """A central manager, a second one running only a collector, and an execute host, all with
+    ``COLLECTOR_HOST`` listing both collectors (high availability)."""
+    root = Path(tempfile.mkdtemp(prefix="htcmultiha-"))
+    try:
+        hosts = netns.Hosts(tuple(HA_ROLES))
+        pool = ThreePool(hosts, root, dict(HA_ROLES))
+        try:
+            both = f"COLLECTOR_HOST = {hosts.addresses['cm']}, {hosts.addresses['cm2']}\n"
+            for host, role in HA_ROLES.items():
+                pool.layout(host).root.mkdir(parents=True)
+                text = CONFIG.format(local_dir=pool.layout(host).root, role=role, cm=hosts.addresses["cm"], host=host)
+                only_collector = "DAEMON_LIST = MASTER COLLECTOR\n" if host == "cm2" else ""
+                (root / f"{host}.conf").write_text(text + both + only_collector)
+            for host in HA_ROLES:
+                if host != "cm":
+                    copy_keys(pool, "cm", host)
+                up = pool.htcpool(host, "up")
+                assert up.returncode == 0, up.stdout + up.stderr + pool.picture()
+            yield pool
+        finally:
+            try:
+                pool.down()
+            finally:
+                hosts.close()
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def test_ads_reach_every_collector_and_tools_fall_back_when_the_first_is_down(two_collectors: ThreePool) -> None:
+    pool = two_collectors
+    addresses = pool.hosts.addresses
+    assert pool.layout("cm2").read_address("collector") == f"https://{addresses['cm2']}:9618"
+    assert pool.layout("exec").read_collectors() == [f"https://{addresses['cm']}:9618", f"https://{addresses['cm2']}:9618"]
+
+    def slots_in(host: str) -> list[str]:
+        client = PoolClient(pool.layout(host))  # that host's collector, on its Unix socket
+        try:
+            return [str(ad["Name"]) for ad in client.query("Machine")]
+        finally:
+            client.close()
+    for host in ("cm", "cm2"):
+        pool.wait_for(functools.partial(slots_in, host), 60, f"the execute host's slots in {host}'s collector")
+
+    off = pool.htcpool("cm", "off", "-collector")
+    assert off.returncode == 0, off.stdout + off.stderr
+    pool.wait_for(lambda: pool.layout("cm").read_address("collector") is None, 60, "the first collector stopped")
+    status = pool.htcpool("exec", "status", "-af", "Name")
+    assert status.returncode == 0, status.stdout + status.stderr
+    assert sorted(status.stdout.split()) == sorted(slots_in("cm2")), (status.stdout, status.stderr)
+
+
+FLOCK_ROLES = {"pa": "A: CentralManager, Submit", "pb": "B: CentralManager, Execute"}
+FLOCK_COMMON = """\
+LOCAL_DIR = {local_dir}
+CONDOR_HOST = {cm}
+FULL_HOSTNAME = {host}.flock.example
+TRUST_DOMAIN = {domain}
+UID_DOMAIN = {domain}
+FILESYSTEM_DOMAIN = {domain}
+""" + FAST
+FLOCK_A = """\
+DAEMON_LIST = MASTER, COLLECTOR, NEGOTIATOR, SCHEDD
+SCHEDD_NAME = schedd@a.test
+FLOCK_TO = {other}
+FLOCK_INCREMENT = 1
+"""
+FLOCK_B = """\
+DAEMON_LIST = MASTER, COLLECTOR, NEGOTIATOR, STARTD
+NUM_CPUS = 2
+ACCOUNTANT_LOCAL_DOMAIN = b.test
+REMOTE_PRIO_FACTOR = 5000
+FLOCK_FROM = {other}
+ALLOW_WRITE_COLLECTOR = $(ALLOW_WRITE), $(FLOCK_FROM)
+ALLOW_WRITE_STARTD = $(ALLOW_WRITE), $(FLOCK_FROM)
+ALLOW_READ_COLLECTOR = $(ALLOW_READ), $(FLOCK_FROM)
+ALLOW_READ_STARTD = $(ALLOW_READ), $(FLOCK_FROM)
+"""
+FLOCKED_JOB = """\
+executable = /bin/true
+should_transfer_files = YES
+log = flocked.log
+queue
+"""
+
+
+@pytest.fixture
+def two_pools() -> Iterator[ThreePool]:
+    """Pool A (a central manager that is also a submit host, no startd) and pool B (a central
+    manager with a startd) on two hosts, each with its own signing key and trust domain and both
+    with certificates of one certificate authority (A's), as docs/flocking.md says."""
+    root = Path(tempfile.mkdtemp(prefix="htcmultiflock-"))
+    os.chmod(root, 0o755)
+    try:
+        hosts = netns.Hosts(tuple(FLOCK_ROLES))
+        pool = ThreePool(hosts, root, dict(FLOCK_ROLES))
+        try:
+            a, b = hosts.addresses["pa"], hosts.addresses["pb"]
+            for host, domain, text, other in (("pa", "a.test", FLOCK_A, b), ("pb", "b.test", FLOCK_B, a)):
+                pool.layout(host).root.mkdir(parents=True)
+                common = FLOCK_COMMON.format(local_dir=pool.layout(host).root, cm=hosts.addresses[host],
+                                             host=host, domain=domain)
+                (root / f"{host}.conf").write_text(common + text.format(other=other))
+            up = pool.htcpool("pa", "up")
+            assert up.returncode == 0, up.stdout + up.stderr + pool.picture()
+            copy_keys(pool, "pa", "pb", ("ca.key", "ca.pem"))  # one CA; B makes its own signing key
+            up = pool.htcpool("pb", "up")
+            assert up.returncode == 0, up.stdout + up.stderr + pool.picture()
+            yield pool
+        finally:
+            try:
+                pool.down()
+            finally:
+                hosts.close()
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _exchange_token(pool: ThreePool, issuer: str, identity: str, holder: str) -> None:
+    """``htcpool token_create -identity IDENTITY`` on ``issuer``, copied into ``holder``'s tokens.d."""
+    made = pool.htcpool(issuer, "token_create", "-identity", identity)
+    assert made.returncode == 0 and made.stdout.strip(), made.stdout + made.stderr
+    directory = pool.layout(holder).root / "tokens.d"
+    directory.mkdir(mode=0o700, exist_ok=True)
+    fd = os.open(directory / f"{issuer}.token", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(made.stdout.strip() + "\n")
+
+
+def test_jobs_flock_from_one_host_to_a_pool_on_another(users: tuple[str, str], two_pools: ThreePool) -> None:
+    """A's job cannot run at home (A has no startd); A's schedd flocks to B's collector on the
+    other host, B's negotiator asks it for the job over TLS, and the job runs on B's startd and
+    completes at A. B's accountant knows the user as a remote one."""
+    pool = two_pools
+    alice, _ = users
+    assert pool.layout("pb").read_address("collector") == f"https://{pool.hosts.addresses['pb']}:9618"
+    _exchange_token(pool, "pb", "condor@a.test", "pa")  # A's schedd, at B's collector and startd
+    _exchange_token(pool, "pa", "condor@b.test", "pb")  # B's negotiator and startd, at A's schedd
+    cluster = pool.cluster_of(alice, FLOCKED_JOB, "pa")
+    done = pool.wait_for(lambda: (ad := pool.job(cluster, "pa")) is not None and ad.get("JobStatus") == 4 and ad,
+                         90, "the flocked job completed at A")
+    ran_on = str(done.get("LastRemoteHost") or done.get("RemoteHost") or "")
+    assert ran_on.endswith("@pb.flock.example"), ran_on
+    client = PoolClient(pool.layout("pb"))
+    try:
+        rows = {str(r.get("Name")): r for r in client.send("negotiator", UserprioQuery()).rows}
+    finally:
+        client.close()
+    assert float(rows[f"{alice}@a.test"]["PriorityFactor"]) == 5000.0, sorted(rows)

@@ -147,7 +147,7 @@ def test_two_ups_at_once_start_one_pool_and_the_second_names_the_first(pool: Liv
     _, _, err = next(r for r in results if r[0] == 1)
     assert f"(master pid {running})" in out
     assert f"htcpool up: a pool is already running in {layout.root} (master pid {running})" in err, err
-    assert _processes_of(layout, "htcpool.runtime.master") == [running]
+    assert _processes_of(layout, "htcpool.runtime.master_main") == [running]
     assert len(_processes_of(layout, "htcpool.runtime.services", "schedd")) == 1  # one schedd on the queue database
     with pytest.raises(PoolAlreadyRunning) as again:
         start_pool(layout, timeout=30)
@@ -170,7 +170,7 @@ def test_a_killed_masters_daemons_go_and_a_new_up_starts_one_pool(pool: LivePool
     layout.master_pid.write_text(_stale_identity(bystander.pid).text())
     second = start_pool(layout, timeout=60)
     assert second != first and master_pid(layout) == second
-    assert _processes_of(layout, "htcpool.runtime.master") == [second]
+    assert _processes_of(layout, "htcpool.runtime.master_main") == [second]
     assert stop_pool(layout, How.FAST, timeout=30)
     assert bystander.poll() is None
 

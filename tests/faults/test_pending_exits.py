@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 from htcpool.protocol import JobEvent, JobUpdate, Ok, Reconnect, ReconnectReply
@@ -23,6 +24,25 @@ def test_an_exit_is_kept_until_delivered_and_read_back_by_the_next_startd(tmp_pa
     assert pending is not None and (pending.schedd, pending.job, pending.update) == ("schedd@pool.test", "4.2", EXIT)
     again.delivered("c1")
     assert PendingExits(path, clock).items == {}
+
+
+def test_exits_recorded_from_the_event_loop_are_written_by_the_worker_in_order(tmp_path: Path) -> None:
+    """``record`` is done once the exit is on disk; a burst ends with the newest table written."""
+    clock = Clock()
+    path = tmp_path / "startd.exits.json"
+    exits = PendingExits(path, clock)
+
+    async def test() -> None:
+        await exits.record("schedd@pool.test", "4.2", EXIT.slot, EXIT)
+        assert PendingExits(path, clock).get("c1") is not None
+        others = [JobUpdate(f"c{n}", EXIT.slot, JobEvent.EXITED, exit_code=0) for n in range(2, 12)]
+        saves = [exits.record("s", f"5.{n}", u.slot, u) for n, u in enumerate(others)]
+        exits.forget("c1")
+        await asyncio.gather(*saves)
+        exits.close()
+
+    asyncio.run(test())
+    assert sorted(PendingExits(path, clock).items) == sorted(f"c{n}" for n in range(2, 12))
 
 
 def test_old_exits_are_dropped_and_a_damaged_file_is_set_aside(tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import httpx
+import pytest
 
 from htcpool.classad import ClassAd
 from htcpool.protocol import (
@@ -145,3 +146,42 @@ def test_absent_requirements_keep_a_silent_machine_as_absent_and_hide_it_from_ot
         assert (await svc.handle(QueryAds("Machine", "Absent"))).ads == ()
 
     run(test)
+
+
+def test_absent_ads_outlive_a_restart_through_the_persistent_ad_log(tmp_path: Path) -> None:
+    extra = "ABSENT_REQUIREMENTS = Memory > 0\nCOLLECTOR_PERSISTENT_AD_LOG = absent.log\n"
+    svc, clock = _service(tmp_path, extra)
+
+    async def test() -> None:
+        await svc.start()
+        await svc.handle(UpdateAd(_machine("gone@a", ClassAdLifetime=30)))
+        clock.now = T0 + 31
+        await svc.on_timer(clock.now)
+        assert (tmp_path / "absent.log").exists()  # written as soon as it went absent
+        again = CollectorService(daemon("collector", svc.daemon.layout, clock, Network()))
+        await again.start()
+        [absent] = (await again.handle(QueryAds("Machine", "Absent"))).ads
+        assert (absent["Name"], absent["LastHeardFrom"]) == ("gone@a", int(T0 + 31))
+        await again.handle(UpdateAd(_machine("gone@a")))  # it is back: the log forgets it within a second
+        assert again.next_deadline() == T0 + 32 and "gone@a" in (tmp_path / "absent.log").read_text()
+        await again.stop(How.FAST)  # a stopping collector writes what is pending
+        assert "gone@a" not in (tmp_path / "absent.log").read_text()
+        third = CollectorService(daemon("collector", svc.daemon.layout, clock, Network()))
+        await third.start()
+        assert (await third.handle(QueryAds("Machine", "Absent"))).ads == ()
+
+    run(test)
+
+
+def test_a_bad_persistent_ad_log_is_set_aside_with_an_error_naming_its_line(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    svc, clock = _service(tmp_path, "ABSENT_REQUIREMENTS = Memory > 0\nCOLLECTOR_PERSISTENT_AD_LOG = absent.log\n")
+    (tmp_path / "absent.log").write_text('[\nMyType = "Machine"\nName = "x" +\n]\n')
+
+    async def test() -> None:
+        await svc.start()
+        assert (await svc.handle(QueryAds("Machine", "Absent"))).ads == ()
+
+    run(test)
+    assert (tmp_path / "absent.log.bad").exists()
+    assert "COLLECTOR_PERSISTENT_AD_LOG" in caplog.text and "absent.log, line 3:" in caplog.text

@@ -73,7 +73,9 @@ def test_a_runtime_is_advertised_only_when_the_test_container_runs(tmp_path: Pat
     assert not bad.works and "setrlimit" in bad.reason
     assert container_attributes([good]) == {"HasDocker": True, "DockerVersion": "podman version 9.9",
                                             "HasContainer": True, "HasDockerURL": True}
-    assert container_attributes([bad]) == {"HasSingularity": False, "SingularityOfflineReason": bad.reason}
+    assert container_attributes([bad]) == {"HasSingularity": False, "SingularityOfflineReason": bad.reason,
+                                           "OfflineUniverses": ["Singularity", "Container"]}
+    assert container_attributes([good, bad])["OfflineUniverses"] == ["Singularity"]  # docker still runs them
     assert container_attributes([]) == {}
     apptainer = ProbeResult(APPTAINER, True, "apptainer version 1.3")
     attrs = container_attributes([apptainer])

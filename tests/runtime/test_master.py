@@ -277,3 +277,35 @@ def test_a_want_core_that_is_not_a_boolean_is_named_and_taken_as_false(
         assert "NOT_RESPONDING_WANT_CORE" in caplog.text and "perhaps" in caplog.text  # named, with the value
 
     run(test)
+
+
+def test_a_peaceful_off_is_answered_at_once_while_the_daemon_finishes_its_jobs(tmp_path: Path) -> None:
+    """condor_off -peaceful answers at once; the daemon goes when its jobs are done, is not restarted,
+    and an on sent meanwhile starts it again once it is gone."""
+    async def test() -> None:
+        m = Master(tmp_path)
+        m.service.background.answer_within = 0.2
+        await m.service.start()
+        collector = m.spawner.last("collector")  # served by the harness: it takes the peaceful off and stays
+        reply = await m.service.handle(DaemonCommand(Command.OFF, How.PEACEFUL, ("collector",)))
+        assert reply == Ok("off of collector is under way")
+        assert m.service.children["collector"].process is collector and collector.signals == []
+        assert [type(x).__name__ for x in m.collector.of(DaemonCommand)] == ["DaemonCommand"]
+        collector.exit(0)  # its jobs are done
+        await settle()
+        child = m.service.children["collector"]
+        assert (child.process, child.wanted, child.next_start) == (None, False, None)  # off, not restarted
+
+        assert await m.service.handle(DaemonCommand(Command.ON, How.GRACEFUL, ("collector",))) == Ok()
+        second = m.spawner.last("collector")
+        assert second is not collector
+        await m.service.handle(DaemonCommand(Command.OFF, How.PEACEFUL, ("collector",)))
+        assert await m.service.handle(DaemonCommand(Command.ON, How.GRACEFUL, ("collector",))) == Ok()
+        second.exit(0)
+        await settle()
+        m.clock.now += 1
+        await m.service.on_timer(m.clock.now)
+        assert m.spawner.last("collector") is not second  # started again once the first had gone
+        await m.service.stop(How.FAST)
+
+    run(test)

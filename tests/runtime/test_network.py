@@ -50,7 +50,8 @@ def test_the_personal_pool_stays_on_loopback() -> None:
     assert bind_host(personal) == "127.0.0.1" and listen_port(personal, "collector") == 0
     assert bind_host(config("NETWORK_INTERFACE = 127.0.0.2\n")) == "127.0.0.2"
     assert bind_host(config("CONDOR_HOST = localhost\n")) == "127.0.0.1"
-    assert bind_host(config("NETWORK_INTERFACE = ::1\n")) == "127.0.0.1"  # IPv4 only
+    assert bind_host(config("NETWORK_INTERFACE = ::1\n")) == "::1"  # IPv6: runtime/network.py
+    assert bind_host(config("NETWORK_INTERFACE = ::1\nENABLE_IPV6 = false\n")) == "127.0.0.1"
     assert bind_host(config("NETWORK_INTERFACE = eth0\n")) == "127.0.0.1"
 
 

@@ -149,6 +149,32 @@ def test_a_job_goes_from_submit_to_the_history_through_the_service(tmp_path: Pat
     run(test)
 
 
+def test_an_exit_on_an_open_claim_is_answered_with_the_next_activation(tmp_path: Path) -> None:
+    """The startd says the claim stays open: the schedd's answer to the exit is the claim's next
+    activation itself (committed first), and nothing more goes to the startd for it."""
+    pool = Pool(tmp_path)
+
+    async def test() -> None:
+        await pool.schedd.start()
+        ads = tuple(parseOne('[JobStatus = 1; Cmd = "/bin/true"; RequestMemory = 128; '
+                             'Requirements = TARGET.Memory >= RequestMemory]') for _ in range(2))
+        assert await pool.send(Submit("alice", ads)) == Submitted(1, 2)
+        submitter = (await pool.send(FetchRequests())).submitters[0]
+        assert await pool.send(MatchInfo("c1", slot(pool.startd_url), 1, 0, submitter)) == Ok()
+        await pool.send(ClaimReply("c1", True, slot="slot1_1@host.test"))
+        await pool.send(ActivateReply("c1", True))
+        [first] = pool.startd.of(ActivateClaim)
+        answer = await pool.send(JobUpdate("c1", "slot1_1@host.test", JobEvent.EXITED, exit_code=0, claim_open=True))
+        assert isinstance(answer, ActivateClaim) and answer.claim_id == "c1"
+        assert {first.job["ProcId"], answer.job["ProcId"]} == {0, 1}
+        assert pool.startd.of(ActivateClaim) == [first] and not pool.startd.of(DeactivateClaim)
+        [running] = (await pool.send(QueueQuery("JobStatus == 2"))).ads
+        assert running["ProcId"] == answer.job["ProcId"]
+        await pool.close()
+
+    run(test)
+
+
 def test_refusals_commands_and_the_timer(tmp_path: Path) -> None:
     pool = Pool(tmp_path)
 

@@ -59,10 +59,17 @@ class Posted:
 
     def __init__(self) -> None:
         self.items: list[tuple[str, Any, Callable[[], Awaitable[str | None]] | None]] = []
+        self.on_reply: dict[int, Callable[[Any], Awaitable[None]]] = {}  # id of the message -> its callback
 
     def post(self, key: str, message: Any, resolve: Callable[[], Awaitable[str | None]] | None = None,
              on_reply: Any = None) -> None:
         self.items.append((key, message, resolve))
+        if on_reply is not None:
+            self.on_reply[id(message)] = on_reply
+
+    async def answer(self, message: Any, reply: Any) -> None:
+        """The peer's answer to a posted message, given to the poster's callback."""
+        await self.on_reply[id(message)](reply)
 
     def of(self, kind: type) -> list[Any]:
         return [message for _, message, _ in self.items if isinstance(message, kind)]
@@ -182,6 +189,27 @@ def test_a_claim_request_is_answered_to_the_schedd_that_holds_the_claim(tmp_path
     run(test)
 
 
+def test_a_second_schedd_asking_for_a_held_claim_is_refused_and_the_holder_keeps_its_reports(
+        tmp_path: Path) -> None:
+    """A match made on an out-of-date slot ad names a claim id another schedd already holds: the
+    refusal goes to the schedd that asked, and the job's reports still go to the claim's schedd."""
+    async def test() -> None:
+        s = Startd(tmp_path)
+        await s.begin()
+        cid = await s.claim(job(tmp_path))
+        assert await s.service.handle(m.ActivateClaim(cid, job(tmp_path))) == Ok()
+        await settle()
+        other = "bob@other.test"
+        assert await s.service.handle(m.RequestClaim(cid, job(tmp_path, ClusterId=8), other)) == Ok()
+        refused = [(key, r) for key, r, _ in s.posted.items if isinstance(r, m.ClaimReply) and not r.accepted]
+        assert [key for key, _ in refused] == [f"schedd:{other}:{cid}"], s.posted.items
+        s.started[0].exits(0)
+        await settle()
+        exits = [key for key, u, _ in s.posted.items if isinstance(u, JobUpdate) and u.event is JobEvent.EXITED]
+        assert exits == [f"schedd:{SCHEDD}:{cid}"]
+    run(test)
+
+
 def test_an_activation_spawns_a_starter_and_its_exit_reaches_the_schedd_and_the_core(tmp_path: Path) -> None:
     async def test() -> None:
         s = Startd(tmp_path)
@@ -202,6 +230,29 @@ def test_an_activation_spawns_a_starter_and_its_exit_reaches_the_schedd_and_the_
         assert (exited.claim_id, exited.exit_code, exited.killed, exited.rss_kb) == (cid, 0, False, 2048)
         assert exited.claim_open  # the schedd may send the next job at once
         assert s.pair() == ("Claimed", "Idle") and not s.service.starters.running
+    run(test)
+
+
+def test_an_exit_answered_with_the_next_activation_starts_that_job(tmp_path: Path) -> None:
+    """The schedd answers an exit on an open claim with the claim's next activation: the startd
+    takes it as if it had come on its own, and the exit is no longer kept on disk."""
+    async def test() -> None:
+        s = Startd(tmp_path)
+        await s.begin()
+        cid = await s.claim(job(tmp_path))
+        await s.service.handle(m.ActivateClaim(cid, job(tmp_path)))
+        await settle()
+        s.started[0].exits(0)
+        await settle()
+        exited, = [u for u in s.posted.of(JobUpdate) if u.event is JobEvent.EXITED]
+        assert exited.claim_open and s.service.exits.get(cid) is not None
+        assert await s.posted.where(exited) is not None  # it leaves once it is on disk
+        await s.posted.answer(exited, m.ActivateClaim(cid, job(tmp_path, ClusterId=9)))
+        await settle()
+        assert len(s.started) == 2 and s.pair() == ("Claimed", "Busy")
+        assert s.started[1].spec.job_ad_text.count("ClusterId = 9") == 1
+        assert s.service.exits.get(cid) is None
+        assert s.posted.of(m.ActivateReply)[-1] == m.ActivateReply(cid, True)
     run(test)
 
 

@@ -356,6 +356,7 @@ def test_input_and_output_transfer(tmp_path: Path) -> None:
     async def test() -> None:
         handle, events, _ = await start(spec)
         assert (await events.until("exited"))["exit_code"] == 0
+        await handle.wait()  # the scratch directory is removed after the report, before the starter ends
 
     run(test)
     assert (tmp_path / "result.txt").read_text() == "input\nfrom a directory\nmore\n"

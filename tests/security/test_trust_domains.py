@@ -20,7 +20,12 @@ from htcpool.protocol import AdList, QueryAds, encode
 from htcpool.runtime.http import PATH, DaemonClient, RequestRefused, make_app
 from htcpool.runtime.layout import PoolLayout
 from htcpool.runtime.security.authz import PeerHost, Policy
-from htcpool.runtime.security.credentials import SecurityPaths, gate_settings, token_chooser
+from htcpool.runtime.security.credentials import (
+    SecurityPaths,
+    client_chooser,
+    gate_settings,
+    token_chooser,
+)
 from htcpool.runtime.security.gate import Gate, Settings
 from htcpool.runtime.security.levels import Level
 from htcpool.runtime.security.tokens import (
@@ -136,6 +141,25 @@ def test_the_token_chooser_reads_the_token_directories_for_other_trust_domains(t
     with os.fdopen(fd, "w") as f:
         f.write(_token(_ring(tmp_path / "c"), "condor@a.test", "c.test") + "\n" + other + "\n")
     assert choose("b.test") == other  # copied in after the daemon started: found
+
+
+def test_the_tools_choose_a_token_by_trust_domain_in_their_own_directory_first(tmp_path: Path) -> None:
+    """A user holding tokens of two pools: a tool presents to each pool's daemons the token that
+    pool issued, looking in SEC_TOKEN_DIRECTORY before the pool's tokens.d."""
+    layout = PoolLayout(tmp_path / "pool")
+    layout.make()
+    mine = tmp_path / "user-tokens.d"
+    choose = client_chooser(layout, mine)
+    assert choose("b.test") is None
+    from_b = _token(_ring(tmp_path / "b"), "alice@b.test", "b.test")
+    system_b = _token(_ring(tmp_path / "b2"), "condor@a.test", "b.test")
+    for directory, token in ((mine, from_b), (layout.root / "tokens.d", system_b)):
+        directory.mkdir(exist_ok=True)
+        fd = os.open(directory / "b.token", os.O_WRONLY | os.O_CREAT, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(token + "\n")
+    assert choose("b.test") == from_b  # found on the next refusal, the user's own first
+    assert choose("c.test") is None
 
 
 def _schedd_policy(tmp_path: Path, text: str) -> Policy:

@@ -497,3 +497,20 @@ def test_static_slot_claim_is_refused_unless_willing_to_run() -> None:
     replies = [a for a in claim(startd, "slot1", job(Requirements=ExprTree("TARGET.Memory >= 1000")), 1.0)
                if isinstance(a, ClaimReply)]
     assert replies[0].accepted
+
+
+def test_a_matched_slot_that_refuses_the_claim_goes_back_to_owner() -> None:
+    """Matched State (the manual's "Policy Configuration for Execution Points"): a slot matched on an
+    ad that was out of date refuses the claim when START is false for it, and gives the match up
+    at once (8) rather than after MATCH_TIMEOUT; a match whose claim is taken is kept."""
+    s = make_startd(STATIC + "START = Owner == \"alice\"\n")
+    tick(s, 1, load_avg=0.0)
+    s.handle(MatchNotification(s.slot("slot1").claim.id), 2)
+    assert pair(s) == ("Matched", "Idle")
+    refused = s.handle(RequestClaim(s.slot("slot1").claim.id, job(Owner="bob")), 3)
+    assert isinstance(refused[0], ClaimReply) and not refused[0].accepted
+    assert numbers(s, "slot1")[-3:] == [6, 8, 1] and pair(s) == ("Unclaimed", "Idle")  # Owner, then START
+    tick(s, 4, load_avg=0.0)
+    s.handle(MatchNotification(s.slot("slot1").claim.id), 5)
+    taken = s.handle(RequestClaim(s.slot("slot1").claim.id, job()), 6)
+    assert isinstance(taken[0], ClaimReply) and taken[0].accepted and pair(s) == ("Claimed", "Idle")

@@ -2,7 +2,8 @@
 
     htcpool up [--foreground] [--local-dir DIR]   start a personal pool (default ~/.htcpool)
     htcpool down [-fast|-peaceful]                stop it
-    htcpool off|on|restart|reconfig [-fast|-peaceful] [-daemon NAME]...
+    htcpool off|on|restart|reconfig [-fast|-peaceful] [-daemon NAME | -startd ...]... [-name HOST | -addr ADDR]
+                                  [-pool HOST[:PORT]]   (another host's master: cli/remote_master.py)
     htcpool master [-f] [-t]                      condor_master: start the configured pool
 
 The pool's local directory is ``--local-dir``, else the ``LOCAL_DIR`` of the configuration
@@ -23,6 +24,14 @@ from pathlib import Path
 import httpx
 
 from htcpool.cli.locate import LocateError, pool_layout
+from htcpool.cli.remote_master import (
+    MASTER_QUERY,
+    RemoteMasterError,
+    Target,
+    master_ads,
+    pool_url,
+    target_of,
+)
 from htcpool.protocol import Command, DaemonCommand, How
 from htcpool.runtime.http import RequestRefused
 from htcpool.runtime.layout import PoolLayout
@@ -100,17 +109,40 @@ def _command(command: Command, argv: list[str]) -> int:
     p.add_argument("-daemon", "-subsystem", action="append", default=[], dest="daemons",
                    help="a daemon (collector, negotiator, schedd, startd); default: all")
     p.add_argument("-master", action="store_true", help="the master itself (off: the whole pool)")
+    for kind in SUBSYSTEMS:
+        p.add_argument(f"-{kind}", action="append_const", const=kind, dest="daemons", help=f"-daemon {kind}")
+    p.add_argument("-name", metavar="HOST", help="the master of HOST, found in the collector (docs/security.md)")
+    p.add_argument("-addr", metavar="<ip:port>", help="the master at this address")
+    p.add_argument("-pool", metavar="HOST[:PORT]", help="the collector to find -name's master in")
+    p.add_argument("host", nargs="?", help="as -name")
     args = p.parse_args(argv)
     daemons = tuple(d.lower() for d in args.daemons) + (("master",) if args.master else ())
+    message = DaemonCommand(command, _how(args), daemons)
     try:
         client = PoolClient(pool_layout(args.local_dir))
-        client.send("master", DaemonCommand(command, _how(args), daemons))
-    except (PoolNotRunning, RequestRefused, LocateError, httpx.HTTPError, OSError) as e:
+        target = _target(client, args.name or args.host, args.addr, args.pool)
+        if target.url is None:
+            client.send("master", message)
+        else:
+            client.send_to(target.url, message)
+    except (PoolNotRunning, RequestRefused, LocateError, RemoteMasterError, httpx.HTTPError, OSError) as e:
         print(f"htcpool {name}: {e}", file=sys.stderr)
         return 1
-    for line in reports(command, _how(args), daemons):
+    for line in reports(command, _how(args), daemons, target.label):
         print(line)
     return 0
+
+
+#: the daemons ``-startd``, ``-schedd``... name, as condor_off's shorthand for ``-daemon``
+SUBSYSTEMS = ("collector", "negotiator", "schedd", "startd")
+
+
+def _target(client: PoolClient, name: str | None, addr: str | None, pool: str | None) -> Target:
+    """The master the command goes to (``cli/remote_master.py``)."""
+    if not name or addr:
+        return target_of(name, addr, [])
+    reply = client.send_to(pool_url(pool), MASTER_QUERY) if pool else client.send("collector", MASTER_QUERY)
+    return target_of(name, None, master_ads(reply))
 
 
 #: (tool, how) -> HTCondor's name of the command the tool sends: for the whole pool, for one daemon
@@ -126,7 +158,7 @@ _VERBS: dict[tuple[Command, How], tuple[str, str]] = {
 }
 
 
-def reports(name: Command, how: How, daemons: tuple[str, ...]) -> list[str]:
+def reports(name: Command, how: How, daemons: tuple[str, ...], master: str = "local master") -> list[str]:
     """What condor_off, _on, _restart and _reconfig print after sending their command.
 
     condor_off and condor_on send a daemon's command to the master and name the daemon
@@ -135,15 +167,16 @@ def reports(name: Command, how: How, daemons: tuple[str, ...]) -> list[str]:
     A peaceful condor_off of one daemon is reported without naming it, as HTCondor does."""
     whole, one = _VERBS.get((name, how), _VERBS[(name, How.GRACEFUL)])
     if not daemons:
-        return [f'Sent "{whole}" command to local master']
+        return [f'Sent "{whole}" command to {master}']
     lines = []
     for daemon in daemons:
         if name not in (Command.OFF, Command.ON):
-            lines.append(f'Sent "{one}" command to local {daemon}')
+            where = f"local {daemon}" if master == "local master" else f"{daemon} {master.removeprefix('master ')}"
+            lines.append(f'Sent "{one}" command to {where}')
         elif name == Command.OFF and how == How.PEACEFUL:
-            lines.append(f'Sent "{one}" command to local master')
+            lines.append(f'Sent "{one}" command to {master}')
         else:
-            lines.append(f'Sent "{one}" command for "{daemon}" to local master')
+            lines.append(f'Sent "{one}" command for "{daemon}" to {master}')
     return lines
 
 

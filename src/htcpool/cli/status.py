@@ -3,7 +3,7 @@
     htcpool status [-long|-json|-xml|-af[:jlhVrTY,tng] ATTR...|-format FMT ATTR...] [-attributes A,B]
                    [-constraint EXPR] [-available] [-run] [-claimed] [-state] [-server] [-gpus]
                    [-compact] [-startd] [-total] [-sort EXPR]... [-limit N] [-wide[:N]] [-direct NAME]
-                   [-absent] [-offline] [-print-format FILE]
+                   [-absent] [-offline] [-print-format FILE] [-statistics WHICH]
                    [-schedd|-negotiator|-master|-collector|-submitters|-defrag|-any|-subsystem TYPE]
                    [NAME...]
 
@@ -14,6 +14,9 @@ machine) are ``formats/status_views.py``'s; ``-startd`` is the default slot view
 ``-absent`` shows the machines the collector keeps as absent (``ABSENT_REQUIREMENTS``) and
 ``-offline`` those with offline universes, in ``formats/status_absent.py``'s views.
 ``-print-format FILE`` (``-pr``) prints with the columns of a print-format file.
+``-statistics WHICH`` (``STATISTICS_TO_PUBLISH``'s syntax, such as ``DC:2`` or ``COLLECTOR:2R``)
+asks the daemon that answers, the collector or with ``-direct`` the startd, to put those
+statistics in its own ads (see them with ``-long``); a WHICH that does not read is refused.
 
 Slots by default (their machine ads from the collector); ``-direct NAME`` asks the
 startd named NAME (its machine or one of its slots) itself. ``-available`` keeps
@@ -58,12 +61,13 @@ from htcpool.cli.common import (
 )
 from htcpool.cli.formats import format_status
 from htcpool.cli.formats.fields import fit_line, lookup_int, lookup_str
-from htcpool.cli.formats.printformat import PrintFormatError
+from htcpool.cli.formats.printformat import PrintFormatError, QueryType
 from htcpool.cli.formats.printformat_output import load_print_format, status_output
 from htcpool.cli.formats.status_absent import format_absent, format_offline
 from htcpool.cli.options import OptionError, render, take_output_options
 from htcpool.clock import local_zone
 from htcpool.protocol import AdList, QueryAds
+from htcpool.statistics import Collection, parse_publish
 
 AVAILABLE = 'State == "Unclaimed" && Activity == "Idle"'
 RUNNING = 'State == "Claimed" && Activity =!= "Idle"'
@@ -107,6 +111,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("-direct", metavar="NAME", help="ask the startd NAME itself instead of the collector")
     p.add_argument("-absent", action="store_true", help="machines that stopped advertising (ABSENT_REQUIREMENTS)")
     p.add_argument("-offline", action="store_true", help="machines with offline universes")
+    p.add_argument("-statistics", metavar="WHICH", default="",
+                   help="the statistics the answering daemon publishes (STATISTICS_TO_PUBLISH's syntax)")
     p.add_argument("-print-format", "-pr", dest="print_format", metavar="FILE",
                    help="print with the columns of print-format FILE")
     for kind in DAEMON_VIEWS:
@@ -167,10 +173,14 @@ def main(argv: list[str]) -> int:
         check_constraint(args.constraint)
         check_expressions(out.af)
         check_expressions(args.sort, "-sort")
+        check_statistics(args.statistics)
         try:
             pf = load_print_format(args.print_format) if args.print_format else None
         except PrintFormatError as e:
             raise ToolError(str(e)) from None
+        if pf is not None and pf.query is not QueryType.ADS:
+            raise ToolError(f"{args.print_format}: SELECT {pf.query.value} is for condor_q only (the manual's "
+                            "print format tables); condor_status lists the ads themselves")
         kind = _daemon_view(args)
         if args.direct and kind is not None:
             raise ToolError(f"-direct asks a startd for its slots; it does not go with -{kind}")
@@ -190,7 +200,7 @@ def main(argv: list[str]) -> int:
         parts.extend(test for flag, test in (("absent", "Absent"), ("offline", "size(OfflineUniverses) != 0"))
                      if getattr(args, flag))
         my_type = DAEMON_VIEWS[kind][0] if kind else "Machine"
-        query = QueryAds(my_type, " && ".join(f"({p})" for p in parts))
+        query = QueryAds(my_type, " && ".join(f"({p})" for p in parts), statistics=args.statistics)
         if args.direct:
             startd_identity(client, args.direct)  # HTCondor: Can't find address for startd NAME
         if args.direct:  # the startd of that machine or slot (one of several, docs/defrag.md)
@@ -224,6 +234,17 @@ def main(argv: list[str]) -> int:
         return 0
 
     return run_tool("htcpool status", body)
+
+
+def check_statistics(which: str) -> None:
+    """``-statistics WHICH``: a ToolError naming what does not read in it."""
+    if not which:
+        return
+    problems: list[str] = []
+    for collection in Collection:
+        parse_publish(which, collection, problems)
+    if problems:
+        raise ToolError(f"-statistics {which}: {problems[0]}")
 
 
 def format_daemons(ads: Sequence[ClassAd], columns: Sequence[tuple[str, str, int]],

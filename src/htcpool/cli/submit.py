@@ -228,7 +228,7 @@ def _schedd(name: str | None = None) -> WireClient:
     if name is None:
         return daemon_client(layout, "schedd")
     from htcpool.protocol import QueryAds
-    from htcpool.runtime.security.credentials import client_token
+    from htcpool.runtime.security.credentials import client_chooser, client_token
 
     collector = daemon_client(layout, "collector")
     try:
@@ -240,7 +240,8 @@ def _schedd(name: str | None = None) -> WireClient:
     if not isinstance(url, str) or not url:
         raise WireError(f"Can't find address for schedd {name}")
     route = layout.local_route(url)
-    return WireClient(route, None if route.startswith("unix:") else client_token(layout), 30.0, layout.ca_file)
+    token = None if route.startswith("unix:") else client_token(layout)
+    return WireClient(route, token, 30.0, layout.ca_file, client_chooser(layout))
 
 
 def _new_cluster(schedd: WireClient, owner: str) -> int:

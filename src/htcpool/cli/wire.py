@@ -20,6 +20,7 @@ sentence that says which.
 from __future__ import annotations
 
 import json
+import re
 import socket
 from collections.abc import Callable
 from pathlib import Path
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
     from htcpool.runtime.layout import PoolLayout
 
 PATH = "/v1/message"
+_REALM = re.compile(r'realm="([^"]*)"')  # the trust domain a 401 answer names
 _MAX_LINE = 65536  # the longest status or header line taken from a daemon
 _MAX_HEADERS = 100
 
@@ -56,7 +58,7 @@ class _Plain:
         self._sock: socket.socket | None = None
         self._reader: Any = None
 
-    def exchange(self, body: bytes, headers: dict[str, str]) -> tuple[int, bytes]:
+    def exchange(self, body: bytes, headers: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
         if self._sock is None:
             self._sock = self._connect()
             self._reader = self._sock.makefile("rb")
@@ -69,7 +71,7 @@ class _Plain:
         payload = b"" if status in (204, 304) else self._body(fields)  # these have no body
         if fields.get("connection", "").lower() == "close":
             self.close()
-        return status, payload
+        return status, fields, payload
 
     def _line(self) -> bytes:
         line = self._reader.readline(_MAX_LINE + 1)
@@ -143,11 +145,12 @@ class _Tls:
         self._connection = http.client.HTTPSConnection(host, port, timeout=timeout, context=context)
         self._errors: tuple[type[Exception], ...] = (http.client.HTTPException,)
 
-    def exchange(self, body: bytes, headers: dict[str, str]) -> tuple[int, bytes]:
+    def exchange(self, body: bytes, headers: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
         try:
             self._connection.request("POST", PATH, body=body, headers=headers)
             response = self._connection.getresponse()
-            return response.status, response.read()
+            fields = {name.lower(): value for name, value in response.getheaders()}
+            return response.status, fields, response.read()
         except self._errors as e:
             raise _BadAnswer(str(e) or type(e).__name__) from None
 
@@ -178,11 +181,15 @@ def _tcp_socket(host: str, port: int, timeout: float) -> Callable[[], socket.soc
 
 class WireClient:
     """Messages to one daemon at ``url`` (``http://host:port`` or ``unix:<path>``), over one
-    connection; ``token`` (TCP only) is sent as a bearer token when there is one."""
+    connection; ``token`` (TCP only) is sent as a bearer token when there is one. A daemon that
+    refuses it (401) names its trust domain (``WWW-Authenticate: Bearer realm="…"``): the request
+    is sent once more with the token ``chooser`` gives for that domain, which is then kept for
+    this daemon (docs/flocking.md, "Credentials")."""
 
     def __init__(self, url: str, token: str | None = None, timeout: float = 30.0,
-                 ca_file: Path | None = None) -> None:
+                 ca_file: Path | None = None, chooser: Callable[[str], str | None] | None = None) -> None:
         self.url = url
+        self.chooser = chooser
         self._connection: _Plain | _Tls
         if url.startswith("unix:"):  # the kernel names the user here: no token goes
             self.token = token or None
@@ -203,15 +210,11 @@ class WireClient:
     def send(self, message: object) -> Any:
         """Send ``message`` and return the decoded answer."""
         body = json.dumps(encode(message), separators=(",", ":")).encode()
-        headers = {"Content-Type": "application/json"}
-        if self.token and not self.url.startswith("unix:"):
-            headers["Authorization"] = f"Bearer {self.token}"  # only where it may travel (__init__)
-        try:
-            status, payload = self._connection.exchange(body, headers)
-        except (OSError, _BadAnswer) as e:
-            self.close()
-            reason = getattr(e, "strerror", None) or e
-            raise WireError(f"no answer from {self.url}: {reason}") from None
+        status, fields, payload = self._exchange(body)
+        other = self._other_token(status, fields)
+        if other is not None:
+            self.token = other
+            status, fields, payload = self._exchange(body)
         try:
             reply = decode(json.loads(payload))
         except (ValueError, ProtocolError) as e:
@@ -219,6 +222,30 @@ class WireClient:
         if isinstance(reply, Failure):
             raise WireError(reply.detail)
         return reply
+
+    def _exchange(self, body: bytes) -> tuple[int, dict[str, str], bytes]:
+        headers = {"Content-Type": "application/json"}
+        if self.token and not self.url.startswith("unix:"):
+            headers["Authorization"] = f"Bearer {self.token}"  # only where it may travel (__init__)
+        try:
+            return self._connection.exchange(body, headers)
+        except (OSError, _BadAnswer) as e:
+            self.close()
+            reason = getattr(e, "strerror", None) or e
+            raise WireError(f"no answer from {self.url}: {reason}") from None
+
+    def _other_token(self, status: int, fields: dict[str, str]) -> str | None:
+        """After a 401 naming a trust domain, the token ``chooser`` holds from it when that is
+        another one than the token just refused (and it may travel to this daemon); else None."""
+        if status != 401 or self.chooser is None or self.url.startswith("unix:"):
+            return None
+        match = _REALM.search(fields.get("www-authenticate", ""))
+        if match is None:
+            return None
+        from htcpool.runtime.security.tls import token_may_travel
+
+        other = self.chooser(match.group(1))
+        return other if other and other != self.token and token_may_travel(self.url) else None
 
     def close(self) -> None:
         self._connection.close()
@@ -235,6 +262,6 @@ def daemon_client(layout: PoolLayout, daemon: str, timeout: float = 30.0) -> Wir
     url = layout.read_address(daemon)
     if url is None:
         raise WireError(f"the {daemon} of the pool in {layout.root} is not running (run `htcpool up`)")
-    from htcpool.runtime.security.credentials import client_token
+    from htcpool.runtime.security.credentials import client_chooser, client_token
 
-    return WireClient(url, client_token(layout), timeout, layout.ca_file)
+    return WireClient(url, client_token(layout), timeout, layout.ca_file, client_chooser(layout))

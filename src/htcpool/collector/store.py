@@ -34,8 +34,15 @@ Rules of this module (HTCondor's ``CollectorEngine`` and ``CollectorStats``):
   query whose constraint does not mention ``Absent`` does not see absent ads (so the negotiator
   never matches a machine that has gone), as HTCondor's collector filters them. Ads invalidated
   by their daemon are removed, never kept absent (``EXPIRE_INVALIDATED_ADS`` is not offered).
+  ``absent_version`` grows whenever the set of absent ads changes (one goes absent, is
+  replaced, invalidated or forgotten), so the driver knows when to rewrite its persistent ad
+  log (``COLLECTOR_PERSISTENT_AD_LOG``, ``absentlog``); ``absent_ads()`` lists them and
+  ``restore_absent(ad, now)`` puts one read back from that log in place, keeping its
+  ``LastHeardFrom`` and ``ClassAdLifetime``.
 * ``invalidate`` removes ads of one type (or ``Any``) by name, by constraint, or both.
-* ``query`` returns copies in a stable order: by type, then ``Name``, then ``ScheddName``. The
+* ``query`` returns copies in a stable order: by type, then ``Name``, then ``ScheddName``; with
+  ``shared``, one read-only snapshot per version of each ad instead (the simulator's negotiator
+  knows an unchanged ad by it). The
   constraint, projection and private merge are described in ``query``.
 """
 
@@ -87,6 +94,8 @@ class _Entry:
     updates_total: int = 0
     updates_sequenced: int = 0
     updates_lost: int = 0
+    #: the read-only snapshot ``query(shared=True)`` hands out while the ad is unchanged
+    snapshot: tuple[bool, ClassAd] | None = None  # (with the private ad laid over it, the ad)
 
 
 def _value(ad: ClassAd, attr: str, now: float) -> Any:
@@ -141,6 +150,8 @@ class AdStore:
         self._serial = 0
         self._count = 0
         self._now = 0.0  # the latest time given to any call, for invalidate's clock
+        self.absent_version = 0
+        self.lost_total = 0  # updates found missing, over every key (the collector's UpdatesLost)
 
     # ------------------------------------------------------------------ updates
     def update(self, ad: ClassAd, now: float, private: ClassAd | None = None) -> AdKey:
@@ -167,6 +178,8 @@ class AdStore:
         if old is None:
             self._count += 1
             self._order.pop(key[0], None)
+        elif old.ad.get("Absent") is True:
+            self.absent_version += 1
         table[key] = entry
         heapq.heappush(self._heap, (entry.deadline, entry.serial, key))
         if len(self._heap) > 2 * self._count + 64:
@@ -190,6 +203,7 @@ class AdStore:
                     lost = sequence - old_sequence - 1
                 entry.updates_sequenced += 1 + lost
                 entry.updates_lost += lost
+                self.lost_total += lost
         entry.updates_total += 1
         ad["UpdatesTotal"] = entry.updates_total
         ad["UpdatesSequenced"] = entry.updates_sequenced
@@ -197,6 +211,8 @@ class AdStore:
 
     def _remove(self, key: AdKey) -> None:
         table = self._tables[key[0]]
+        if table[key].ad.get("Absent") is True:
+            self.absent_version += 1
         del table[key]
         if not table:
             del self._tables[key[0]]
@@ -256,6 +272,7 @@ class AdStore:
             return False
         lifetime = policy.lifetime if policy.lifetime > 0 else _FOREVER
         heard = int(now)
+        entry.snapshot = None
         entry.ad["Absent"] = True
         entry.ad["ClassAdLifetime"] = lifetime
         entry.ad["LastHeardFrom"] = heard
@@ -265,7 +282,33 @@ class AdStore:
         entry.serial = self._serial
         entry.deadline = min(heard + lifetime + 1, _FOREVER)
         heapq.heappush(self._heap, (entry.deadline, entry.serial, key))
+        self.absent_version += 1
         return True
+
+    def absent_ads(self) -> list[ClassAd]:
+        """Copies of the absent ads, in the store's order."""
+        return [entry.ad.copy() for _, entry in self._entries("Machine") if entry.ad.get("Absent") is True]
+
+    def restore_absent(self, ad: ClassAd, now: float) -> AdKey | None:
+        """Put back an absent ad read from the persistent log, keeping its ``LastHeardFrom`` and
+        ``ClassAdLifetime``; an ad already due to be forgotten, or one whose key holds a live ad,
+        is left out (None)."""
+        key = ad_key(ad, now)
+        heard, lifetime = _integer(ad, "LastHeardFrom", now), _integer(ad, "ClassAdLifetime", now)
+        if heard is None or lifetime is None or key in self._tables.get(key[0], {}):
+            return None
+        deadline = min(heard + (lifetime if lifetime > 0 else _FOREVER) + 1, _FOREVER)
+        if deadline <= now:
+            return None
+        stored = ad.copy()
+        stored["Absent"] = True
+        self._serial += 1
+        self._tables.setdefault(key[0], {})[key] = _Entry(stored, None, deadline, self._serial)
+        self._count += 1
+        self._order.pop(key[0], None)
+        heapq.heappush(self._heap, (deadline, self._serial, key))
+        self.absent_version += 1
+        return key
 
     def next_deadline(self) -> float | None:
         """When ``expire`` will next drop an ad, or None when the store is empty."""
@@ -303,12 +346,17 @@ class AdStore:
         now: float,
         include_private: bool = False,
         limit: int | None = None,
+        shared: bool = False,
     ) -> list[ClassAd]:
         """Copies of the ads of ``my_type`` (``Any``: every type) satisfying ``constraint``.
 
         ``projection`` keeps only the named attributes; ``include_private`` lays the private
         ad over the public one (for the negotiator); ``limit`` caps the count (None or a
         negative number: no cap). The constraint is evaluated with the clock at ``now``.
+        ``shared`` (without a projection) returns, instead of a fresh copy, one snapshot per
+        version of each ad: the same object until the ad is updated, so a caller that keeps what
+        it worked out from an ad knows it unchanged by its identity. Snapshots must not be
+        changed.
         """
         expr = compile_constraint(constraint)
         keys = projection_keys(projection)
@@ -323,6 +371,9 @@ class AdStore:
                 continue
             if expr is not None and not expr(entry.ad, context):
                 continue
+            if shared and keys is None:
+                out.append(self._snapshot(entry, include_private))
+                continue
             ad = entry.ad
             if include_private and entry.private is not None:
                 ad = with_private(ad, entry.private)
@@ -331,6 +382,15 @@ class AdStore:
             if limit is not None and 0 < limit <= len(out):
                 break
         return out
+
+    @staticmethod
+    def _snapshot(entry: _Entry, include_private: bool) -> ClassAd:
+        snapshot = entry.snapshot
+        if snapshot is None or snapshot[0] != include_private:
+            private = entry.private if include_private else None
+            ad = with_private(entry.ad, private) if private is not None else entry.ad.copy()
+            snapshot = entry.snapshot = (include_private, ad)
+        return snapshot[1]
 
     def lookup(self, my_type: str, name: str, schedd_name: str = "") -> ClassAd | None:
         """A copy of one ad by its key, or None."""

@@ -67,10 +67,12 @@ class Collector:
         collector._conn, collector._address = conn, None
         return collector
 
-    def _query(self, my_type: str, constraint: str = "", projection: tuple[str, ...] = ()) -> list[Any]:
+    def _query(self, my_type: str, constraint: str = "", projection: tuple[str, ...] = (),
+               statistics: str = "") -> list[Any]:
         from htcpool.protocol import QueryAds
 
-        reply = self._conn.send("collector", QueryAds(my_type, constraint, projection), self._address)
+        reply = self._conn.send("collector", QueryAds(my_type, constraint, projection, statistics=statistics),
+                                self._address)
         return list(reply.ads)
 
     def query(self, ad_type: AdType = AdType.Any, constraint: Any = None,
@@ -81,7 +83,8 @@ class Collector:
         if ad_type is AdType.StartdPrivate:
             raise HTCondorException("AdType.StartdPrivate is not served: claim ids are given to the "
                                     "negotiator only")
-        return self._query(AD_TYPES[ad_type], constraint_text(constraint), projection_names(projection))
+        return self._query(AD_TYPES[ad_type], constraint_text(constraint), projection_names(projection),
+                           statistics or "")
 
     def locateAll(self, daemon_type: DaemonType) -> list[Any]:  # noqa: N802 - htcondor2's name
         """Location ads of every daemon of ``daemon_type``."""
@@ -110,11 +113,12 @@ class Collector:
         names = projection_names(projection)
         location = self.locate(daemon_type, name)
         if daemon_type is DaemonType.Startd:
-            reply = self._conn.send("startd", QueryAds("Machine", "", names), location["MyAddress"])
+            reply = self._conn.send("startd", QueryAds("Machine", "", names, statistics=statistics or ""),
+                                    location["MyAddress"])
             ads = list(reply.ads)
         else:
             constraint = f"Name == {_quote(location.get('Name', ''))}"
-            ads = self._query(_daemon_ad_type(daemon_type), constraint, names)
+            ads = self._query(_daemon_ad_type(daemon_type), constraint, names, statistics or "")
         if not ads:
             raise HTCondorException(f"the {daemon_type.name.lower()} at {location.get('MyAddress')} "
                                     "answered no ad")

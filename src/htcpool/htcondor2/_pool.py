@@ -67,13 +67,14 @@ class Connection:
     def client(self) -> SyncClient:
         if self._client is None:
             from htcpool.runtime.http import SyncClient
-            from htcpool.runtime.security.credentials import client_token
+            from htcpool.runtime.security.credentials import client_chooser, client_token
 
             if not self.layout.token_file.exists():
                 raise HTCondorException(f"no pool in {self.root} (no pool token; start one with "
                                         "`htcpool up`)")
             layout = self.layout
-            self._client = SyncClient(lambda: client_token(layout), self.timeout, layout.ca_file)
+            self._client = SyncClient(lambda: client_token(layout), self.timeout, layout.ca_file,
+                                      client_chooser(layout))
         return self._client
 
     def send(self, daemon: str, message: Any, url: str | None = None) -> Any:

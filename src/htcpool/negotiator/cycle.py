@@ -41,14 +41,12 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field, replace
 
 from htcpool.classad import ClassAd, ClassAdError, EvalContext, ExprTree, fixed_clock
-from htcpool.classad.nodes import Literal
 from htcpool.negotiator.accountant import CLAIMED_LIKE, Accountant, SlotWeigher
 from htcpool.negotiator.exprinfo import (
     closure,
-    expression_shape,
     literal,
     number,
-    shape_closure,
+    whole_closure,
     with_values,
 )
 from htcpool.negotiator.globalprios import fan_out
@@ -64,6 +62,7 @@ from htcpool.negotiator.requests import ResourceRequest
 from htcpool.negotiator.settings import NegotiatorPolicy
 from htcpool.negotiator.slotattrs import LIVE_REQUEST_ATTRS, LIVE_SLOT_ATTRS, SlotDecorator
 from htcpool.negotiator.slotclasses import FullClass, SlotTable
+from htcpool.negotiator.slotmemo import SlotMemo
 from htcpool.negotiator.stats import CycleStats
 
 
@@ -117,8 +116,9 @@ class NegotiationCycle:
 
     def __init__(self, now: float, accountant: Accountant, policy: NegotiatorPolicy,
                  groups: GroupTree | None, timer: Callable[[], float],
-                 round_robin: RoundRobinTimes | None = None) -> None:
+                 round_robin: RoundRobinTimes | None = None, memo: SlotMemo | None = None) -> None:
         self.now = now
+        self.memo = memo or SlotMemo()
         self.round_robin = round_robin or RoundRobinTimes()
         self.accountant = accountant
         self.policy = policy
@@ -189,11 +189,11 @@ class NegotiationCycle:
         if self.groups is not None:
             self.groups.assign_quotas(self.group_total)
             self.group_quota_table.update({n.name: n.quota for n in self.groups.nodes()})
-        kept, kept_weights, candidate = self._trim(slots, weights, weigh)
+        kept, kept_weights, candidate, bases = self._trim(slots, weights, weigh)
         self.stats.trimmed_slots = len(kept)
         group_mode = self.groups is not None and self.groups.has_groups
         self.stats.candidate_slots = size.slots if group_mode else len(kept)
-        self._build_matchmaker(kept, kept_weights, candidate, subs, weigh)
+        self._build_matchmaker(kept, kept_weights, candidate, bases, subs, weigh)
         states = [
             SubmitterState(s.name, s.schedd, list(s.requests), i, s.running_jobs, [0] * len(s.requests),
                            s.weighted_running_jobs, s.weighted_idle_jobs, sum(len(r.jobs) for r in s.requests))
@@ -214,13 +214,15 @@ class NegotiationCycle:
             return False
 
     def _trim(self, slots: list[ClassAd], weights: list[float],
-              weigh: SlotWeigher) -> tuple[list[ClassAd], list[float], list[bool]]:
-        """The slots the cycle may match (step 3), decorated (step 4), with their weights and
-        whether each is a candidate of its own (a dynamic slot under ALLOW_PSLOT_PREEMPTION is not)."""
+              weigh: SlotWeigher) -> tuple[list[ClassAd], list[float], list[bool], list[ClassAd]]:
+        """The slots the cycle may match (step 3), decorated (step 4), with their weights, whether
+        each is a candidate of its own (a dynamic slot under ALLOW_PSLOT_PREEMPTION is not) and
+        each one's ad before decoration."""
         pol, ctx = self.policy, self.context
         kept: list[ClassAd] = []
         kept_weights: list[float] = []
         candidate: list[bool] = []
+        bases: list[ClassAd] = []
         for s, w in zip(slots, weights, strict=True):
             state = literal(s, "State", ctx)
             pslot = literal(s, "PartitionableSlot", ctx) is True
@@ -239,12 +241,14 @@ class NegotiationCycle:
             decorate = pol.consider_preemption and (claimed or pol.cross_slot_prios)
             ad = self.decorator.decorate(s, claimed) if decorate else s
             kept.append(ad)
+            bases.append(s)
             kept_weights.append(w if ad is s else weigh(ad))
             candidate.append(not (pol.allow_pslot_preemption and is_dslot))
-        return kept, kept_weights, candidate
+        return kept, kept_weights, candidate, bases
 
     def _build_matchmaker(self, slots: list[ClassAd], weights: list[float], candidate: list[bool],
-                          subs: Sequence[SubmitterAd], weigh: Callable[[ClassAd], float]) -> None:
+                          bases: list[ClassAd], subs: Sequence[SubmitterAd],
+                          weigh: Callable[[ClassAd], float]) -> None:
         pol = self.policy
         nodes = {
             "pre": ExprTree(pol.pre_job_rank).node,
@@ -276,11 +280,14 @@ class NegotiationCycle:
         slot_side: set[str] = set()
         slot_own: set[str] = set()
         shapes: set[object] = set()
-        shape_of = [expression_shape(ad) for ad in slots]
+        facts = [self.memo.facts(b) for b in bases]
+        added = [() if ad is b else self.decorator.added(ad) for ad, b in zip(slots, bases, strict=True)]
+        shape_of = [f.decorated_shape(ad, a) if a else f.expression_shape()
+                    for ad, f, a in zip(slots, facts, added, strict=True)]
         for ad, shape in zip(slots, shape_of, strict=True):
             if shape not in shapes:
                 shapes.add(shape)
-                own, other = shape_closure(shape, ad, [n for n in ad._exprs.values() if type(n) is not Literal])
+                own, other = whole_closure(shape, ad)
                 slot_side |= other
                 slot_own |= own
         slot_side |= closure(ClassAd(), list(nodes.values()))[1]
@@ -292,7 +299,7 @@ class NegotiationCycle:
             slots, job_refs_req=job_req, job_refs_rank=job_rank, job_universe=universe,
             policy_nodes=nodes, weigh=weigh, weights=weights, context=self.context, candidate=candidate,
             live_names=live_slot if self.live_sensitive else frozenset(),
-            shapes=shape_of,
+            shapes=shape_of, facts=facts, added=added,
             identity=self.decorator.identity if read & (live_slot - LIVE_SLOT_ATTRS) else None,
         )
         self.matchmaker = Matchmaker(
@@ -376,14 +383,16 @@ def negotiate(
     groups: GroupTree | None = None,
     timer: Callable[[], float] = _zero,
     round_robin: RoundRobinTimes | None = None,
+    memo: SlotMemo | None = None,
 ) -> CycleOutcome:
     """Run one negotiation cycle at time ``now``; the accountant is charged for every match.
-    ``round_robin`` is the previous outcome's ``round_robin`` (remainder recovery's state)."""
+    ``round_robin`` is the previous outcome's ``round_robin`` (remainder recovery's state);
+    ``memo`` keeps what was worked out from slot ads that come back unchanged (``slotmemo``)."""
     policy = policy or NegotiatorPolicy()
     if groups is None and policy.groups.groups:
         groups = GroupTree(policy.groups)
     start = timer()
-    cyc = NegotiationCycle(now, accountant, policy, groups, timer, round_robin)
+    cyc = NegotiationCycle(now, accountant, policy, groups, timer, round_robin, memo)
     states = cyc.prepare(slots, submitters)
     cyc.run(states)
     duration = timer() - start

@@ -151,6 +151,22 @@ def shape_closure(shape: Shape, ad: ClassAd, nodes: Sequence[Node]) -> tuple[fro
     return result[0], result[1]
 
 
+def whole_closure(shape: Shape, ad: ClassAd) -> tuple[frozenset[str], frozenset[str]]:
+    """``closure`` of every expression (non-literal) of an ad of ``shape``: the shape alone
+    decides it (its number stands for the ad's names and expression nodes, and is never given
+    twice), so it is remembered by the number."""
+    hit = _whole_cache.get(shape)
+    if hit is None:
+        own, other = closure(ad, [n for n in ad._exprs.values() if type(n) is not Literal])
+        if len(_whole_cache) >= CLOSURE_CACHE_SIZE:
+            _whole_cache.clear()
+        hit = _whole_cache[shape] = (frozenset(own), frozenset(other))
+    return hit
+
+
+_whole_cache: dict[Shape, tuple[frozenset[str], frozenset[str]]] = {}
+
+
 def literal(ad: ClassAd, name: str, context: EvalContext, default: Any = None) -> Any:
     """The value of a literal attribute, evaluating it (in ``context``, the cycle's) only when
     it is an expression."""

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from htcpool.classad import ClassAd, ClassAdError, EvalContext, ExprTree, fixed_clock
 from htcpool.negotiator.exprinfo import closure, literal, number, value_key
 from htcpool.negotiator.settings import AutoclusterPolicy, NegotiatorPolicy
+from htcpool.negotiator.slotmemo import SlotMemo
 
 #: attributes never significant (``MM :: compute_significant_attrs``)
 NEVER_SIGNIFICANT = frozenset(
@@ -62,13 +63,15 @@ class ResourceRequest:
     job_prios: tuple[int, ...] = ()
 
 
-def significant_attributes(slots: Iterable[ClassAd], policy: NegotiatorPolicy) -> tuple[str, ...]:
-    """Job attributes that slot ads or the policy expressions may read (lower-cased, sorted)."""
+def significant_attributes(slots: Iterable[ClassAd], policy: NegotiatorPolicy,
+                           memo: SlotMemo | None = None) -> tuple[str, ...]:
+    """Job attributes that slot ads or the policy expressions may read (lower-cased, sorted);
+    ``memo`` keeps each slot ad's expression nodes from one cycle to the next (``slotmemo``)."""
     names: set[str] = set()
     seen_shapes: set[tuple[int, ...]] = set()
+    memo = memo or SlotMemo()
     for slot in slots:
-        nodes = [n for n in slot._exprs.values() if type(n).__name__ not in ("Literal", "ListExpr")]
-        shape = tuple(sorted(id(n) for n in nodes))
+        nodes, shape = memo.facts(slot).significant_nodes()
         if shape in seen_shapes:
             continue
         seen_shapes.add(shape)

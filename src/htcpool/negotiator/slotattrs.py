@@ -57,6 +57,8 @@ class SlotDecorator:
         self._live: dict[int, tuple[ClassAd, list[tuple[str, str]]]] = {}
         #: id of an ad with cross-slot attributes → the users they describe
         self._identity: dict[int, tuple[str, ...]] = {}
+        #: id of a decorated ad → the lower-cased names of the attributes set in it
+        self._added: dict[int, tuple[str, ...]] = {}
         #: lower-cased names of every live attribute set this cycle
         self.live_names: set[str] = set(LIVE_SLOT_ATTRS)
 
@@ -100,6 +102,7 @@ class SlotDecorator:
             return slot
         ad = with_values(slot, values)
         self._live[id(ad)] = (ad, live)
+        self._added[id(ad)] = tuple([name.lower() for name, _ in values])
         self.live_names.update(name.lower() for name, _ in live)
         if others:
             self._identity[id(ad)] = tuple(others)
@@ -113,6 +116,10 @@ class SlotDecorator:
         usage = self.accountant.weighted_usage
         for name, customer in entry[1]:
             ad.insert_node(name, Literal(usage(customer)))
+
+    def added(self, ad: ClassAd) -> tuple[str, ...]:
+        """The lower-cased names of the attributes ``decorate`` set in ``ad`` (a copy it made)."""
+        return self._added[id(ad)]
 
     def identity(self, ad: ClassAd) -> Hashable:
         """Whose usage a decorated ad's cross-slot live attributes follow (None: no such attributes)."""

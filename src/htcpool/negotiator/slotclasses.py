@@ -13,7 +13,10 @@ evaluate identically against every job, so:
 
 Per-slot state lives outside the classes, in arrays indexed by input position: available or not,
 the current ad of a consumption-policy p-slot whose resources shrink during the cycle, its weight.
-A class keeps its slots in input order, so ties are broken by input order.
+A class keeps its slots in input order, so ties are broken by input order. What is read from
+each slot ad alone (its name, remote user, consumption resources, the value keys of the match and
+rank names) comes from its ``SlotFacts`` (``slotmemo``), kept across cycles while the ad is the same
+object; the attributes the cycle set in a decorated copy are read from the copy.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from htcpool.negotiator.exprinfo import (
     value_key,
 )
 from htcpool.negotiator.outcomes import PreemptState
+from htcpool.negotiator.slotmemo import UNKNOWN, SlotFacts, literal_only
 
 RANK_COMPONENTS = ("pre", "post", "startd_rank", "preq", "prank")
 NEG_INF = -3.4028234663852886e38  # -FLT_MAX: a rank that could not be evaluated, or no PREEMPTION_RANK
@@ -57,6 +61,8 @@ def remote_user_for_preemption(slot: ClassAd, context: EvalContext) -> str | Non
 
 
 _USER_KEYS = ("preemptingaccountinggroup", "preemptinguser", "accountinggroup", "remoteuser")
+#: what a slot's name, remote user and consumption resources are read from (with ``consumption…``)
+_IDENTITY_NAMES = frozenset({"name", "partitionableslot", "machineresources", *_USER_KEYS})
 
 
 def consumption_resources(slot: ClassAd, context: EvalContext) -> tuple[str, ...] | None:
@@ -123,19 +129,18 @@ class SlotTable:
         live_names: frozenset[str] = frozenset(),
         shapes: Sequence[Shape] | None = None,
         identity: Callable[[ClassAd], Hashable] | None = None,
+        facts: Sequence[SlotFacts] | None = None,
+        added: Sequence[tuple[str, ...]] | None = None,
     ) -> None:
         self.ads: list[ClassAd] = list(slots)
         self.context = context
-        #: each slot's remote user, as preemption sees it (None for an unclaimed slot)
-        self.remote_users: list[str | None] = [remote_user_for_preemption(a, context) for a in self.ads]
+        self._read_facts(facts, added)
         #: ``expression_shape`` of each ad (ads of one shape have the same closures)
         self.shapes: list[Shape] = list(shapes) if shapes is not None else [expression_shape(a) for a in self.ads]
-        self.names: list[str] = [str(literal(a, "Name", context, "")) for a in self.ads]
         #: each slot's SlotWeight (``weigh`` of its current ad; given, or weighed here)
         self.weights: list[float] = list(weights) if weights is not None else [weigh(a) for a in self.ads]
         self.available: list[bool] = [True] * len(self.ads)
         self.changed: list[bool] = [False] * len(self.ads)
-        self.cp_resources: list[tuple[str, ...] | None] = [consumption_resources(a, context) for a in self.ads]
         self.weigh = weigh
         self.policy_nodes = policy_nodes
         self.job_universe = job_universe
@@ -172,6 +177,7 @@ class SlotTable:
         #: each slot's match key (``match_key`` of its current ad), or None until asked for
         self.mkeys: list[Hashable | None] = [None] * len(self.ads)
         self.rank_names = tuple(sorted(rank_names - match_names))
+        self._rank_pos = {n: k for k, n in enumerate(self.rank_names)}
         self.match_classes: dict[Hashable, MatchClass] = {}
         self.full_classes: dict[Hashable, FullClass] = {}
         self.full_of: list[FullClass | None] = []
@@ -183,6 +189,77 @@ class SlotTable:
                 order = [(self._static_key(f), f) for f in m.full]
                 order.sort(key=lambda e: (e[0], e[1].slots[0]))
                 m.static_order = order
+
+    # ------------------------------------------------------------------ facts of the ads
+    def _read_facts(self, facts: Sequence[SlotFacts] | None, added: Sequence[tuple[str, ...]] | None) -> None:
+        #: the facts of each slot's ad as the collector gave it (``slotmemo``), and the lower-cased
+        #: attributes the cycle set in the copy given here (its ephemeral ones; empty: no copy)
+        self.facts: list[SlotFacts] = list(facts) if facts is not None else [SlotFacts(a) for a in self.ads]
+        self.added: list[tuple[str, ...]] = list(added) if added is not None else [()] * len(self.ads)
+        self._touches: dict[tuple[str, ...], bool] = {(): False}
+        every = range(len(self.ads))
+        #: each slot's remote user, as preemption sees it (None for an unclaimed slot)
+        self.remote_users: list[str | None] = [self._remote_user(i) for i in every]
+        self.names: list[str] = [self._name(i) for i in every]
+        self.cp_resources: list[tuple[str, ...] | None] = [self._consumption(i) for i in every]
+
+    def _touched(self, i: int) -> bool:
+        """Whether the cycle's copy of slot ``i`` sets an attribute its name, remote user or
+        consumption policy is read from (then those are read from the copy, not remembered)."""
+        added = self.added[i]
+        hit = self._touches.get(added)
+        if hit is None:
+            hit = self._touches[added] = any(
+                n in _IDENTITY_NAMES or n.startswith("consumption") for n in added)
+        return hit
+
+    def _remote_user(self, i: int) -> str | None:
+        f = self.facts[i]
+        if self._touched(i):
+            return remote_user_for_preemption(self.ads[i], self.context)
+        if f.remote_user is UNKNOWN:
+            user = remote_user_for_preemption(f.ad, self.context)
+            if not literal_only(f.ad, _USER_KEYS):
+                return user
+            f.remote_user = user
+        return f.remote_user
+
+    def _name(self, i: int) -> str:
+        f = self.facts[i]
+        if self._touched(i):
+            return str(literal(self.ads[i], "Name", self.context, ""))
+        if f.name is UNKNOWN:
+            name = str(literal(f.ad, "Name", self.context, ""))
+            if not literal_only(f.ad, ("name",)):
+                return name
+            f.name = name
+        return f.name
+
+    def _consumption(self, i: int) -> tuple[str, ...] | None:
+        f = self.facts[i]
+        if self._touched(i):
+            return consumption_resources(self.ads[i], self.context)
+        if f.cp is UNKNOWN:
+            cp = consumption_resources(f.ad, self.context)
+            if not literal_only(f.ad, ("partitionableslot", "machineresources")):
+                return cp
+            f.cp = cp
+        return f.cp
+
+    def _values(self, i: int, names: tuple[str, ...], pos: dict[str, int]) -> tuple[Hashable, ...]:
+        """``value_key`` of each of ``names`` in slot ``i``'s ad: remembered for the collector's
+        ad, with the attributes the cycle set in its copy read from the copy."""
+        keys = self.facts[i].value_keys(names)
+        added = self.added[i]
+        if added:
+            hits = [(p, n) for n in added if (p := pos.get(n)) is not None]
+            if hits:
+                exprs = self.ads[i]._exprs
+                patched = list(keys)
+                for p, n in hits:
+                    patched[p] = value_key(exprs.get(n))
+                keys = tuple(patched)
+        return keys
 
     # ------------------------------------------------------------------ keys
     def match_key(self, ad: ClassAd) -> Hashable:
@@ -222,7 +299,9 @@ class SlotTable:
 
     def _place(self, i: int, ad: ClassAd) -> FullClass:
         remote = self.remote_users[i]
-        mkey = self.mkeys[i] = self._key(ad, remote)
+        values = self._values(i, self.match_names, self._match_pos)
+        mkey: Hashable = (remote, values, self.identity(ad)) if self.identity is not None else (remote, values)
+        self.mkeys[i] = mkey
         m = self.match_classes.get(mkey)
         if m is None:
             m = MatchClass(len(self.match_classes), mkey, ad)
@@ -233,7 +312,7 @@ class SlotTable:
             current = number(ad.evaluate("PreemptingRank", self.context))
         if current is None:
             current = (number(ad.evaluate("CurrentRank", self.context)) if "currentrank" in exprs else None) or 0.0
-        fkey = (mkey, current, tuple(value_key(exprs.get(n)) for n in self.rank_names))
+        fkey = (mkey, current, self._values(i, self.rank_names, self._rank_pos))
         f = self.full_classes.get(fkey)
         if f is None:
             f = FullClass(

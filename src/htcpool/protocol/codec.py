@@ -14,7 +14,9 @@ shortcuts recognise. When every changed attribute is a plain literal (a string, 
 integer, a boolean or a finite real), as ``ProcId`` is from one job of a cluster to
 the next, the changes travel as a JSON object instead, ``{"$set": {"ProcId": 7}}``,
 which needs no ClassAd parsing on either side (JSON keeps the four types apart:
-``7`` and ``7.0`` read back as an integer and a real).
+``7`` and ``7.0`` read back as an integer and a real). An ad decoded from ``$set``
+values that add no attribute shares the previous ad's table of names; both copy their
+tables before their first change (the ``ClassAd``'s copy-on-write flag).
 
 ``decode(data)`` checks the type name, the fields and their simple types (an enum
 field takes only its members' values) and raises ``ProtocolError`` naming the field
@@ -304,7 +306,11 @@ def _set_values(prev: ClassAd, values: Any) -> ClassAd:
                 added = {}
             added[key] = name
         exprs[key] = node
-    return ClassAd._from_tables(exprs, names.copy() if added is None else names | added)
+    if added is not None:
+        return ClassAd._from_tables(exprs, names | added)
+    ad = ClassAd._from_tables(exprs, names)  # the name table is shared: each ad copies it before a change
+    ad._shared = prev._shared = True
+    return ad
 
 
 def _decode_ads(values: list[Any], where: str) -> tuple[ClassAd, ...]:

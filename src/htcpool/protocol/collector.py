@@ -33,6 +33,9 @@ class QueryAds:
     projection: tuple[str, ...] = ()
     private: bool = False
     limit: int = 0
+    #: condor_status -statistics: the statistics the answering daemon publishes in its own ad
+    #: (STATISTICS_TO_PUBLISH's syntax; empty: as configured)
+    statistics: str = ""
 
 
 @dataclass(frozen=True, slots=True)

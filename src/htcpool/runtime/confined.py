@@ -108,7 +108,7 @@ class JobConfinement:
         """The cgroup's limit and the job's peak in MB, when the job died of its limit."""
         if not self.oom or self.cgroup is None:
             return None
-        peak = max(rss_peak_kb * 1024, self.peak_bytes)
+        peak = max(rss_peak_kb * 1024, self.peak_bytes, self.cgroup.peak_bytes())
         limit = self.cgroup.spec.limits.hard_mb
         return {"limit_mb": -1 if limit is None else limit, "usage_mb": (peak + MB - 1) // MB}
 

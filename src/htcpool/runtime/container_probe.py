@@ -23,7 +23,10 @@ for the startd's machine attributes (``machine_attrs``):
   ``HasDockerURL`` (both kinds), ``HasSIF`` and ``HasSandboxImage`` (apptainer and
   singularity). One found that fails:
   ``HasDocker`` or ``HasSingularity`` false with ``DockerOfflineReason`` or
-  ``SingularityOfflineReason``. None found: no attribute at all.
+  ``SingularityOfflineReason``, and ``OfflineUniverses`` (the machine attribute the manual
+  describes for a universe that is presently offline, which ``condor_status -offline`` lists)
+  naming ``"Docker"`` or ``"Singularity"``, and ``"Container"`` too when no runtime found
+  works. None found: no attribute at all.
 * Results are kept per runtime path for the life of the process: a startd probes
   once, as HTCondor's does, and a reconfigured one keeps them.
 """
@@ -185,6 +188,11 @@ def container_attributes(results: list[ProbeResult]) -> dict[str, Any]:
                 attrs["HasApptainer"] = True
         else:
             attrs[f"{prefix}OfflineReason"] = result.reason
+    offline = [("Docker" if r.runtime.kind is Kind.DOCKER else "Singularity") for r in results if not r.works]
+    if offline and not attrs.get("HasContainer"):
+        offline.append("Container")  # a runtime was found, and none of them runs a container
+    if offline:
+        attrs["OfflineUniverses"] = offline
     return attrs
 
 

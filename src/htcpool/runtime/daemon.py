@@ -28,7 +28,6 @@ import contextlib
 import logging
 import os
 import signal
-import socket
 import time
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from typing import Any, Protocol, TypeVar
@@ -39,24 +38,30 @@ import uvicorn
 from htcpool.clock import wall_clock
 from htcpool.config import Config, read_config
 from htcpool.config.errors import ConfigError, ConfigValueError
-from htcpool.protocol import AdList, Command, DaemonCommand, How, Ok, QueryAds
+from htcpool.protocol import AdList, Command, DaemonCommand, How, Ok, QueryAds, UpdateAd
 from htcpool.runtime.childalive import MasterLink
 from htcpool.runtime.debug_levels import apply_debug_levels
 from htcpool.runtime.eval_limits import apply_evaluation_limits
 from htcpool.runtime.http import DEFAULT_MAX_REQUEST_BYTES, DaemonClient, RequestRefused, make_app
 from htcpool.runtime.layout import PoolLayout
 from htcpool.runtime.liveness import not_responding_timeout
-from htcpool.runtime.network import advertised_host, bind_host, collector_url
+from htcpool.runtime.network import (
+    advertised_host,
+    bind_host,
+    collector_urls,
+    listen_socket,
+    url_host,
+)
 from htcpool.runtime.security.credentials import (
     SecurityPaths,
     daemon_gate,
     ensure_pool_credentials,
-    flocks,
     pool_tls,
     token_chooser,
 )
 from htcpool.runtime.security.peercred import bind_unix, with_peer_credentials
 from htcpool.runtime.security.tls import TlsFiles
+from htcpool.runtime.selfstats import DaemonStatistics
 
 log = logging.getLogger("htcpool.daemon")
 H = TypeVar("H")
@@ -196,8 +201,10 @@ class Daemon:
         self.tls = pool_tls(config, layout, paths, bind, advertised_host(config, bind))  # None: plain HTTP
         self.client = client if client is not None else DaemonClient(
             self.token, ca_file=layout.ca_file,
-            chooser=token_chooser(paths, self.token) if flocks(config) else None)
+            chooser=token_chooser(paths, self.token))
         self.outbox = Outbox(self.client, clock)
+        #: DaemonCore's statistics, added to every ad the daemon sends about itself (runtime/selfstats.py)
+        self.statistics = DaemonStatistics(config, clock(), name)
         self.url = ""
         self.service: Service | None = None
         self._wake = asyncio.Event()
@@ -245,6 +252,7 @@ class Daemon:
         """Read the pool's configuration again (condor_reconfig); the daemon keeps the new one."""
         self.config = daemon_config(self.layout, self.kind.upper(), self.local_name)
         apply_evaluation_limits(self.config)  # CLASSAD_EVALUATION_BUDGET, CLASSAD_REGEX_TIMEOUT
+        self.statistics.reconfigure(self.config)
         return self.config
 
     def _max_request_bytes(self) -> int:
@@ -263,14 +271,24 @@ class Daemon:
 
     def address_of(self, daemon: str) -> str | None:
         """The URL of a daemon of this host (``run/<daemon>.address``); for the collector of a pool
-        that spans hosts, the one ``COLLECTOR_HOST`` names (runtime/network.py)."""
+        that spans hosts, the first ``COLLECTOR_HOST`` names (runtime/network.py)."""
         found = self.layout.read_address(daemon)
         if found is None and daemon == "collector":
-            try:
-                return collector_url(self.config)
-            except ConfigError as e:
-                log.warning("%s: %s", self.name, e)
+            return next(iter(self.collector_addresses()), None)
         return found
+
+    def collector_addresses(self) -> list[str]:
+        """Every collector this daemon's ads go to and its queries try: those ``COLLECTOR_HOST``
+        lists, in its order, for a pool across hosts (high availability); this host's otherwise."""
+        try:
+            listed = collector_urls(self.config)
+        except ConfigError as e:
+            log.warning("%s: %s", self.name, e)
+            listed = []
+        if listed:
+            return listed
+        local = self.layout.read_address("collector")
+        return [local] if local else []
 
     async def negotiator_address(self) -> str | None:
         """The negotiator's URL: this host's, else the one its ad in the collector gives."""
@@ -286,16 +304,22 @@ class Daemon:
 
     async def ask_collector(self, query: QueryAds) -> AdList:
         """The collector's answer to ``query``; ``CollectorUnavailable`` saying why when there is none."""
-        url = self.address_of("collector")
-        if url is None:
+        urls = self.collector_addresses()
+        if len(urls) <= 1:
+            urls = [u for u in (self.address_of("collector"),) if u]
+        if not urls:
             raise CollectorUnavailable("no collector address")
-        try:
-            reply = await self.client.send(url, query)
-        except (httpx.HTTPError, OSError, RequestRefused) as e:
-            raise CollectorUnavailable(str(e) or type(e).__name__) from None
-        if not isinstance(reply, AdList):
-            raise CollectorUnavailable(f"unexpected {type(reply).__name__}")
-        return reply
+        failures = []
+        for url in urls:  # in COLLECTOR_HOST's order, the next when one does not answer
+            try:
+                reply = await self.client.send(url, query)
+            except (httpx.HTTPError, OSError, RequestRefused) as e:
+                failures.append(f"{url}: {e or type(e).__name__}")
+                continue
+            if isinstance(reply, AdList):
+                return reply
+            failures.append(f"{url}: unexpected {type(reply).__name__}")
+        raise CollectorUnavailable("; ".join(failures))
 
     async def collector_query(self, query: QueryAds) -> list[Any]:
         """The ads answering ``query``, or none (logged) when the collector does not answer."""
@@ -306,9 +330,17 @@ class Daemon:
             return []
 
     def to_collector(self, message: Any) -> None:
-        async def resolve() -> str | None:
-            return self.address_of("collector")
-        self.outbox.post("collector", message, resolve)
+        """``message`` (an ad, its invalidation) to every collector of the pool (``collector_addresses``)."""
+        if isinstance(message, UpdateAd):  # the daemon's own ads carry its statistics (runtime/selfstats.py)
+            message = UpdateAd(self.statistics.decorate(message.ad, self.clock()), message.private)
+        urls = self.collector_addresses()
+        if len(urls) <= 1:
+            async def resolve() -> str | None:
+                return self.address_of("collector")
+            self.outbox.post("collector", message, resolve)
+            return
+        for url in urls:
+            self.outbox.post(f"collector {url}", message, _fixed(url))
 
     async def _timers(self, service: Service) -> None:
         while True:
@@ -319,8 +351,10 @@ class Daemon:
             except TimeoutError:
                 pass
             self._wake.clear()
+            began = self.clock()
             try:
-                await service.on_timer(self.clock())
+                await service.on_timer(began)
+                self.statistics.stats.note_timer(self.clock() - began, began)
             except Exception:
                 log.exception("%s: timer handling failed", self.name)
                 await asyncio.sleep(1.0)
@@ -335,19 +369,24 @@ class Daemon:
         link.die_with_master()
         return link
 
+    def _counted(self, handle: Callable[[Any], Awaitable[Any]]) -> Callable[[Any], Awaitable[Any]]:
+        """``handle``, each request counted with its time in the daemon's statistics."""
+        async def counted(message: Any) -> Any:
+            began = self.clock()
+            try:
+                return await handle(message)
+            finally:
+                self.statistics.stats.note_request(self.clock() - began, began)
+        return counted
+
     async def run(self, service: Service, host: str = "127.0.0.1", port: int = 0) -> None:
         self.service = service
         apply_debug_levels(self.config, self.kind)  # <SUBSYS>_DEBUG, ALL_DEBUG
         apply_evaluation_limits(self.config)  # CLASSAD_EVALUATION_BUDGET, CLASSAD_REGEX_TIMEOUT
-        # IPPROTO_TCP, not 0: asyncio turns Nagle's algorithm off (TCP_NODELAY) only on sockets that
-        # say they are TCP, and accepted connections inherit the protocol. With Nagle on, a reply
-        # written as headers then body waits for the client's delayed ACK: 40 ms per message.
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((host, port))
+        sock = listen_socket(self.config, host, port)  # IPv4 or IPv6 (runtime/network.py)
         scheme = "http" if self.tls is None else "https"
-        self.url = f"{scheme}://{advertised_host(self.config, host)}:{sock.getsockname()[1]}"
-        app = make_app(service.handle, self.gate, self.name, self._max_request_bytes())
+        self.url = f"{scheme}://{url_host(advertised_host(self.config, host))}:{sock.getsockname()[1]}"
+        app = make_app(self._counted(service.handle), self.gate, self.name, self._max_request_bytes())
         local = bind_unix(str(self.layout.socket_file(self.name)))
         if local is None:
             log.warning("%s: no Unix socket (the path %s is too long); local users need a token",
@@ -387,6 +426,12 @@ class Daemon:
         await asyncio.gather(*tasks)
         await self.outbox.close()
         await self.client.close()
+
+
+def _fixed(url: str) -> Callable[[], Awaitable[str | None]]:
+    async def resolve() -> str | None:
+        return url
+    return resolve
 
 
 def _server(app: Any, tls: TlsFiles | None) -> _QuietServer:

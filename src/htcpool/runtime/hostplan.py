@@ -3,14 +3,17 @@
 A host runs the daemons of its ``DAEMON_LIST`` (``use ROLE : CentralManager`` adds the collector
 and the negotiator, ``Submit`` the schedd, ``Execute`` the startd, ``Personal`` all four; the
 HTCondor manual, "Configuration Templates"). When ``COLLECTOR_HOST`` names a collector on another
-host (``runtime/network.py``) and this host runs none, ``prepare_host``
+host (``runtime/network.py``) and this host runs none, or runs one that is not the first of the
+list (a second central manager, "High Availability of the Central Manager"), ``prepare_host``
 
-* checks that the central manager's keys were copied here (the signing key, and the certificate
-  authority's key and certificate unless the ``AUTH_SSL_`` knobs name this host's certificate):
-  without them this host would make keys of its own, and every daemon of the pool would refuse
-  its daemons; ``HostSetupError`` names the missing files and where they come from;
-* writes that collector's URL to ``run/collector.address``, where the daemons and the tools of
-  this host look for the collector as they look for any daemon of theirs.
+* checks that the first central manager's keys were copied here (the signing key, and the
+  certificate authority's key and certificate unless the ``AUTH_SSL_`` knobs name this host's
+  certificate): without them this host would make keys of its own, and every daemon of the pool
+  would refuse its daemons; ``HostSetupError`` names the missing files and where they come from;
+* without a collector of its own, writes the first collector's URL to ``run/collector.address``,
+  where the daemons and the tools of this host look for the collector as they look for any daemon
+  of theirs; with several collectors, all their URLs to ``run/collectors``, which the tools try in
+  order when one does not answer.
 
 ``HostPlan.ready`` tells ``start_pool`` when the host is up: every daemon has written its address,
 and a startd's slots are in the collector (or, without a startd, the collector answers).
@@ -24,7 +27,13 @@ from dataclasses import dataclass
 from htcpool.config import Config, ConfigError, read_config
 from htcpool.runtime.layout import PoolLayout
 from htcpool.runtime.local_names import DaemonEntry, daemon_entries
-from htcpool.runtime.network import bind_host, collector_url
+from htcpool.runtime.network import (
+    bind_host,
+    collector_url,
+    collector_urls,
+    families,
+    own_collector,
+)
 from htcpool.runtime.security.credentials import SecurityPaths, missing_shared_credentials
 from htcpool.runtime.security.tls import encryption_wanted
 
@@ -57,6 +66,7 @@ def _config(layout: PoolLayout) -> Config:
 
 def _plan(layout: PoolLayout, config: Config) -> HostPlan:
     try:
+        families(config)  # ENABLE_IPV4 / ENABLE_IPV6 readable, one of them on
         return HostPlan(tuple(daemon_entries(config)), collector_url(config))
     except ConfigError as e:
         raise HostSetupError(f"{layout.config}: {e}") from None
@@ -71,7 +81,15 @@ def prepare_host(layout: PoolLayout) -> HostPlan:
     """The plan, with a joining host checked and pointed at its collector (module docstring)."""
     config = _config(layout)
     plan = _plan(layout, config)
-    if plan.remote_collector is None or plan.runs("collector"):
+    if plan.remote_collector is None:
+        return plan
+    try:
+        urls = collector_urls(config)
+        own = own_collector(config)
+    except ConfigError as e:
+        raise HostSetupError(f"{layout.config}: {e}") from None
+    layout.write_collectors(urls if len(urls) > 1 else [])
+    if plan.runs("collector") and (own is None or own[0] == 0):
         return plan
     paths = SecurityPaths.of(config, layout)
     tls = encryption_wanted(config.get_str("SEC_DEFAULT_ENCRYPTION") or "", bind_host(config))
@@ -82,7 +100,8 @@ def prepare_host(layout: PoolLayout) -> HostPlan:
             f"this host joins the pool whose collector is {plan.remote_collector} (COLLECTOR_HOST), "
             f"but {names} {'is' if len(missing) == 1 else 'are'} missing: copy them from the central "
             f"manager's SEC_PASSWORD_DIRECTORY (mode 0600), as docs/security.md, \"Setting up three hosts\", says")
-    layout.write_address("collector", plan.remote_collector)
+    if not plan.runs("collector"):
+        layout.write_address("collector", plan.remote_collector)
     return plan
 
 

@@ -40,6 +40,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from htcpool import protocol
+from htcpool.gcpause import paused_gc
 from htcpool.protocol import Failure, Ok, Ping, ProtocolError
 from htcpool.runtime.security.authz import Policy
 from htcpool.runtime.security.gate import Gate, Refused, Settings, SharedSecret
@@ -81,6 +82,9 @@ def shared_secret_gate(token: str) -> Gate:
 #: The largest request body a daemon reads (``MAX_REQUEST_BYTES``, docs/reliability.md): a
 #: 20,000-job submit, the largest HTCondor's default MAX_JOBS_PER_SUBMISSION allows, is well under it.
 DEFAULT_MAX_REQUEST_BYTES = 64 * 1024 * 1024
+#: a body at least this long (some hundreds of a cluster's job ads) is parsed with the cyclic collector
+#: held off
+LARGE_BODY = 16 * 1024
 
 
 async def _read_body(request: Request, limit: int) -> bytes | None:
@@ -116,7 +120,11 @@ def make_app(handler: Handler, gate: Gate | str, name: str = "daemon",
             log.warning("%s: refused a request from %s: %s", name, request.scope.get("client"), detail)
             return _answer(Failure(413, detail), 413)
         try:
-            msg = protocol.decode(json.loads(body))
+            if len(body) < LARGE_BODY:
+                msg = protocol.decode(json.loads(body))
+            else:  # a large submit: no collection of the whole heap in the middle (htcpool.gcpause)
+                with paused_gc():
+                    msg = protocol.decode(json.loads(body))
         except (json.JSONDecodeError, UnicodeDecodeError) as e:  # bytes that are not UTF-8 text either
             return _answer(Failure(400, f"the body is not JSON: {e}"), 400)
         except ProtocolError as e:
@@ -226,12 +234,14 @@ class DaemonClient:
 
 class SyncClient:
     """Sends messages to daemons from a command-line tool: ``http://host:port`` with the token (when
-    there is one), or ``unix:<path>``, a daemon's Unix socket, where the uid identifies the user."""
+    there is one), or ``unix:<path>``, a daemon's Unix socket, where the uid identifies the user;
+    ``chooser`` finds the token for a daemon of another trust domain, as for ``DaemonClient``."""
 
     def __init__(self, token: str | None | Callable[[], str | None], timeout: float = 30.0,
-                 ca_file: Path | None = None) -> None:
+                 ca_file: Path | None = None, chooser: Chooser | None = None) -> None:
         self.timeout = timeout
         self.ca_file = ca_file
+        self.chooser = chooser
         self._token = token  # a callable is asked on the first TCP request (finding one reads files)
         self._remote: httpx.Client | None = None
         self._local: dict[str, httpx.Client] = {}
@@ -240,7 +250,7 @@ class SyncClient:
     def _client(self) -> httpx.Client:
         if self._remote is None:
             token = self._token() if callable(self._token) else self._token
-            self._remote = httpx.Client(auth=_Bearer(token), timeout=self.timeout, trust_env=False,
+            self._remote = httpx.Client(auth=_Bearer(token, chooser=self.chooser), timeout=self.timeout, trust_env=False,
                                         verify=_verify(self.ca_file))
         return self._remote
 

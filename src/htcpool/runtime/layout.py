@@ -9,6 +9,8 @@ A pool lives in one local directory (``LOCAL_DIR``)::
     run/<daemon>.address the URL each daemon listens on; run/master.pid. On a host of a pool across
                          hosts that runs no collector, run/collector.address is the URL of the
                          collector COLLECTOR_HOST names (runtime/hostplan.py)
+    run/collectors       where COLLECTOR_HOST lists several collectors, their URLs one a line, in
+                         its order: the tools try the next when one does not answer
     run/<daemon>.sock    each daemon's Unix socket: local users are known by their uid there
     run/trust_domain     the pool's TRUST_DOMAIN, which clients pick their tokens by
     run/ca.pem           the pool's certificate authority, when its TCP ports speak HTTPS
@@ -22,6 +24,7 @@ The default local directory is ``$HTCPOOL_LOCAL_DIR`` or ``~/.htcpool``.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -147,6 +150,27 @@ class PoolLayout:
         tmp = self.address_file(daemon).with_suffix(".tmp")
         tmp.write_text(url + "\n")
         os.replace(tmp, self.address_file(daemon))
+
+    @property
+    def collectors_file(self) -> Path:
+        return self.run / "collectors"
+
+    def read_collectors(self) -> list[str]:
+        """The collectors' URLs where the pool has several (``run/collectors``); empty otherwise."""
+        try:
+            return [line.strip() for line in self.collectors_file.read_text().splitlines() if line.strip()]
+        except OSError:
+            return []
+
+    def write_collectors(self, urls: list[str]) -> None:
+        """Keep ``urls`` in ``run/collectors``; none removes the file."""
+        if not urls:
+            with contextlib.suppress(OSError):
+                self.collectors_file.unlink()
+            return
+        tmp = self.collectors_file.with_suffix(".tmp")
+        tmp.write_text("".join(url + "\n" for url in urls))
+        os.replace(tmp, self.collectors_file)
 
     def clear_address(self, daemon: str) -> None:
         try:

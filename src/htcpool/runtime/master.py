@@ -13,11 +13,17 @@ with the local name of ``<NAME>_ARGS`` (``STARTD_B = $(STARTD)``,
 * ``off`` (how: graceful, fast or peaceful): stop the named daemons, or all
   and then the master itself (``htcpool down``, condor_off -master);
 * ``on``: start daemons that were turned off; ``restart``: stop, then start;
+* off, restart and reconfig answer once done or after ``ANSWER_WITHIN`` seconds, whichever is
+  first, and finish in the background (a peaceful off lasts as long as the jobs);
 * ``reconfig``: passed on to every daemon (those that cannot re-read their
   configuration in place are restarted);
 * ``status``: one record per child (name, pid, wanted, restarts, exits).
 
-A daemon not in ``DAEMON_LIST`` is answered with 404. How a child process is
+A daemon not in ``DAEMON_LIST`` is answered with 404. The master listens where the pool's other
+daemons do (``runtime/network.py``: loopback on one host, the network with TLS across hosts) and
+advertises a ``DaemonMaster`` ad with its address, so an administrator on another host reaches it
+(``condor_off -name``, ``cli/remote_master.py``); its gate allows the commands at ADMINISTRATOR
+and ``status`` at READ (``security/levels.py``). How a child process is
 started is the ``spawn`` callable the service is given (``runtime/spawn.py``;
 tests give one that starts nothing).
 
@@ -28,7 +34,7 @@ silence, asks it for its stacks (SIGUSR2, written to its log; SIGCONT for a
 stopped one), kills it ``HANG_DUMP_GRACE`` seconds later (SIGABRT first with
 ``NOT_RESPONDING_WANT_CORE``) and restarts it with the back-off above.
 
-One master per local directory: ``main`` takes the directory's lock
+One master per local directory: ``master_main.main`` takes the directory's lock
 (``runtime/poollock.py``) before anything else and exits with ``EXIT_LOCKED``
 when another master has it; ``start`` ends the daemons a dead predecessor left
 (``spawn.end_orphans``) before it starts its own.
@@ -41,30 +47,26 @@ still listens; the collector stops last.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import functools
 import logging
 import os
 import signal
-import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from htcpool.classad import ClassAd
 from htcpool.config import Config
 from htcpool.config.errors import ConfigError
 from htcpool.protocol import Command, DaemonCommand, How, Ok, Records, UpdateAd
-from htcpool.runtime.childalive import DUMP_SIGNAL, log_stream, register_stack_dump
-from htcpool.runtime.daemon import Daemon, daemon_config
+from htcpool.runtime.background import Background
+from htcpool.runtime.childalive import DUMP_SIGNAL
+from htcpool.runtime.daemon import Daemon
 from htcpool.runtime.http import RequestRefused
-from htcpool.runtime.layout import PoolLayout
 from htcpool.runtime.liveness import DEFAULT_TIMEOUT, Heartbeat, Overdue, next_check, overdue
 from htcpool.runtime.local_names import DaemonEntry, daemon_entries
 from htcpool.runtime.pidfile import remove_pid_file, write_pid_file
-from htcpool.runtime.poollock import EXIT_LOCKED, InstanceLock, PoolLocked
 from htcpool.runtime.spawn import ChildProcess, Spawn, end_orphans, pid_file, spawn_process
 
 log = logging.getLogger("htcpool.master")
@@ -72,6 +74,8 @@ log = logging.getLogger("htcpool.master")
 STOP_ORDER = ("startd", "schedd", "defrag", "negotiator", "collector")
 #: seconds a hung daemon gets to write its stacks into its log before it is killed
 HANG_DUMP_GRACE = 2.0
+#: seconds an off, restart or reconfig command waits for its daemons before the master answers
+ANSWER_WITHIN = 2.0
 
 
 @dataclass
@@ -104,6 +108,7 @@ class MasterService:
         self.fast_timeout = float(config.get_int("SHUTDOWN_FAST_TIMEOUT") or 30)
         self.want_core = self._want_core(config)
         self.stopping = False
+        self.background = Background(ANSWER_WITHIN)  # off, restart and reconfig still under way
         self.started = daemon.clock()
         self.next_advert = daemon.clock()
         self.commands: dict[Command, Callable[[DaemonCommand], Awaitable[Any]]] = {
@@ -281,33 +286,53 @@ class MasterService:
         if not message.daemons or "master" in message.daemons:
             self.daemon.request_stop(message.how)
             return Ok("the pool is shutting down")
-        for child in self._named(message.daemons):
+        children = self._named(message.daemons)
+        for child in children:
             child.wanted = False
-            await self._stop_child(child, message.how)
-        return Ok()
+        return await self._answer_soon(self._stop_all(children, message.how), "off", children)
+
+    async def _stop_all(self, children: list[Child], how: How) -> None:
+        for child in children:
+            await self._stop_child(child, how)
 
     async def _on(self, message: DaemonCommand) -> Ok:
         for child in reversed(self._named(message.daemons)):
             child.wanted = True
             if child.process is None:
                 await self._spawn(child)
+            elif child.stopping:  # still on its way down from an earlier off: start it once it is gone
+                child.next_start = self.daemon.clock()
         return Ok()
 
     async def _restart(self, message: DaemonCommand) -> Ok:
-        for child in self._named(message.daemons):
-            await self._stop_child(child, message.how)
+        children = self._named(message.daemons)
+        return await self._answer_soon(self._restart_all(children, message.how), "restart", children)
+
+    async def _restart_all(self, children: list[Child], how: How) -> None:
+        for child in children:
+            await self._stop_child(child, how)
             child.wanted = True
-            await self._spawn(child)
-        return Ok()
+            if child.process is None and not self.stopping:  # not if the pool went down meanwhile
+                await self._spawn(child)
 
     async def _reconfig(self, message: DaemonCommand) -> Ok:
-        for child in self._named(message.daemons):
+        children = self._named(message.daemons)
+        return await self._answer_soon(self._reconfig_all(children), "reconfig", children)
+
+    async def _reconfig_all(self, children: list[Child]) -> None:
+        for child in children:
             if await self._reconfig_in_place(child):
                 continue
-            await self._stop_child(child, How.GRACEFUL)
-            child.wanted = True
-            await self._spawn(child)
-        return Ok()
+            await self._restart_all([child], How.GRACEFUL)
+
+    async def _answer_soon(self, work: Coroutine[Any, Any, None], command: str, children: list[Child]) -> Ok:
+        """Run ``work`` and answer once it is done or ``ANSWER_WITHIN`` seconds have passed, whichever
+        is first (runtime/background.py): condor_off answers at once, a peaceful off lasts as long
+        as the jobs do."""
+        names = ", ".join(c.name for c in children)
+        if await self.background.run(work, f"{command} of {names}"):
+            return Ok()
+        return Ok(f"{command} of {names} is under way")
 
     async def _reconfig_in_place(self, child: Child) -> bool:
         url = self.daemon.layout.read_address(child.name)
@@ -342,39 +367,3 @@ class MasterService:
         if not self.stopping:
             for late in overdue(self._heartbeats(), now):
                 self._hung(late)
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="htcpool-master")
-    parser.add_argument("--local-dir", required=True)
-    args = parser.parse_args(argv)
-    layout = PoolLayout(Path(args.local_dir))
-    logging.basicConfig(filename=layout.log_file("master"), level=logging.INFO,
-                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    try:
-        lock = InstanceLock.acquire(layout.run, layout.master_pid)
-    except PoolLocked as e:
-        log.error("not starting: %s", e)
-        print(f"htcpool master: {e}", file=sys.stderr)
-        return EXIT_LOCKED
-    except OSError as e:
-        log.error("not starting: cannot lock the pool's directory: %s", e)
-        print(f"htcpool master: cannot lock the pool's directory {layout.run}: {e}", file=sys.stderr)
-        return 1
-    write_pid_file(layout.master_pid, os.getpid())  # at once: a refused master names this one
-    register_stack_dump(log_stream())
-    try:
-        config = daemon_config(layout, "MASTER")
-        daemon = Daemon("master", layout, config)
-        asyncio.run(daemon.run(MasterService(daemon)))
-    except Exception:
-        log.exception("the master failed")
-        return 1
-    finally:
-        remove_pid_file(layout.master_pid, os.getpid())
-        lock.release()
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

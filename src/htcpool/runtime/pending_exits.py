@@ -13,14 +13,24 @@ not yet heard).
 One JSON file per startd, written whole (a temporary file, synced, renamed into place); a report
 older than ``KEEP`` seconds when loaded is dropped, as the outbox would have given up on it; a
 file that cannot be read is set aside with a warning rather than stopping the startd.
+
+``add`` and ``delivered`` write at once; the startd's event loop uses ``record`` and ``forget``
+instead, which change the table at once and leave the writing to one worker thread, so a sync
+of the disk (milliseconds) never holds up the loop's other slots. The worker writes the newest
+table each time it runs (a burst of exits costs one write, not one each); ``record``'s answer is
+done once a table holding the exit is on disk (a write that fails is a warning: the exit still
+goes out).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import os
+import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -48,6 +58,10 @@ class PendingExits:
         self.path = path
         self.clock = clock
         self.items: dict[str, PendingExit] = self._load()
+        self._writer: ThreadPoolExecutor | None = None  # started on the first ``record``
+        self._wanted: tuple[int, list[dict[str, Any]]] = (0, [])  # the newest table to write, numbered
+        self._written = 0  # the number of the newest table on disk (the worker's)
+        self._lock = threading.Lock()
 
     def get(self, claim_id: str) -> PendingExit | None:
         return self.items.get(claim_id)
@@ -59,6 +73,42 @@ class PendingExits:
     def delivered(self, claim_id: str) -> None:
         if self.items.pop(claim_id, None) is not None:
             self._save()
+
+    def record(self, schedd: str, job: str, slot: str, update: JobUpdate) -> asyncio.Future[None]:
+        """``add`` written by the worker thread; the answer is done once it is on disk."""
+        self.items[update.claim_id] = PendingExit(schedd, job, slot, update, self.clock())
+        return self._save_soon()
+
+    def forget(self, claim_id: str) -> None:
+        """``delivered`` written by the worker thread."""
+        if self.items.pop(claim_id, None) is not None:
+            self._save_soon()
+
+    def _save_soon(self) -> asyncio.Future[None]:
+        number = self._wanted[0] + 1
+        self._wanted = (number, self._rows())
+        if self._writer is None:
+            self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pending-exits")
+        return asyncio.get_running_loop().run_in_executor(self._writer, self._write_newest, number)
+
+    def _write_newest(self, number: int) -> None:
+        """In the worker: write the newest table unless one at least as new as ``number`` is on disk."""
+        with self._lock:
+            if self._written >= number:
+                return
+            newest, rows = self._wanted
+            try:
+                self._write(rows)
+            except OSError as e:
+                log.warning("%s: cannot be written (%s); a restarted startd will not resend these exits",
+                            self.path, e)
+            self._written = newest
+
+    def close(self) -> None:
+        """Let the worker finish what it was given."""
+        if self._writer is not None:
+            self._writer.shutdown(wait=True)
+            self._writer = None
 
     def _load(self) -> dict[str, PendingExit]:
         try:
@@ -81,9 +131,16 @@ class PendingExits:
                 out[item.update.claim_id] = item
         return out
 
-    def _save(self) -> None:
-        rows = [{"schedd": i.schedd, "job": i.job, "slot": i.slot, "at": i.at,
+    def _rows(self) -> list[dict[str, Any]]:
+        return [{"schedd": i.schedd, "job": i.job, "slot": i.slot, "at": i.at,
                  "update": protocol.encode(i.update)} for i in self.items.values()]
+
+    def _save(self) -> None:
+        number = self._wanted[0] + 1
+        self._wanted = (number, self._rows())
+        self._write_newest(number)
+
+    def _write(self, rows: list[dict[str, Any]]) -> None:
         tmp = self.path.with_suffix(".tmp")
         with open(tmp, "w") as f:
             json.dump(rows, f)

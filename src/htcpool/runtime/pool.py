@@ -110,7 +110,7 @@ def start_pool(layout: PoolLayout, *, foreground: bool = False, timeout: float =
     running = master_pid(layout)
     if running is not None:
         raise PoolAlreadyRunning(layout.root, running)
-    command = [sys.executable, "-m", "htcpool.runtime.master", "--local-dir", str(layout.root)]
+    command = [sys.executable, "-m", "htcpool.runtime.master_main", "--local-dir", str(layout.root)]
     env = dict(os.environ, CONDOR_CONFIG=str(layout.config))
     if foreground:
         return subprocess.call(command, env=env)  # a refused master says why on this terminal
@@ -189,12 +189,12 @@ class PoolClient:
     """Synchronous access to a pool's daemons for the command-line tools."""
 
     def __init__(self, layout: PoolLayout, timeout: float = 30.0) -> None:
-        from htcpool.runtime.security.credentials import client_token
+        from htcpool.runtime.security.credentials import client_chooser, client_token
 
         self.layout = layout
         if not layout.token_file.exists():
             raise PoolNotRunning(f"no pool in {layout.root} (run `htcpool up`)")
-        self.client = SyncClient(lambda: client_token(layout), timeout, layout.ca_file)
+        self.client = SyncClient(lambda: client_token(layout), timeout, layout.ca_file, client_chooser(layout))
 
     def url(self, daemon: str) -> str:
         url = self.layout.read_address(daemon)
@@ -213,8 +213,25 @@ class PoolClient:
     def send(self, daemon: str, message: Any) -> Any:
         try:
             return self.client.send(self.route(daemon), message)
-        except httpx.ConnectError:
+        except (httpx.ConnectError, httpx.ConnectTimeout, PoolNotRunning) as e:
+            if daemon == "collector" and self.layout.read_collectors():
+                return self._next_collector(message)
+            if not isinstance(e, httpx.ConnectError):
+                raise
             raise PoolNotRunning(f"cannot reach the {daemon} at {self.url(daemon)}") from None
+
+    def _next_collector(self, message: Any) -> Any:
+        """``message`` to the collectors ``run/collectors`` lists, in order, the first that answers
+        (COLLECTOR_HOST with several collectors: docs/security.md)."""
+        tried = [url for url in (self.layout.read_address("collector"),) if url]
+        for url in self.layout.read_collectors():
+            if url in tried:
+                continue
+            try:
+                return self.client.send(url, message)
+            except (httpx.ConnectError, httpx.ConnectTimeout):
+                tried.append(url)
+        raise PoolNotRunning(f"no collector answers (tried {', '.join(tried)})")
 
     def send_to(self, url: str, message: Any) -> Any:
         """``message`` to the daemon at ``url`` (one of several startds), on its socket when local."""

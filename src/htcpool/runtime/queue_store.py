@@ -11,6 +11,8 @@ Tables (besides ``meta``, see ``database``):
   literal counts as unchanged), so a 10,000-job cluster is one ad and 10,000 rows of
   ``[ ]`` (a job's ``ProcId`` is stored only when it is not the row's ``proc``); a job that lacks one of the cluster ad's attributes, or spells one
   differently, is stored whole (``base = 0``, as every row of a file from before the column).
+  ``save_copies`` writes the copies of a cluster's proc 0 (which the schedd's admission has
+  told apart) as ``[ ]`` rows without comparing each, when proc 0 is the cluster ad.
 * ``history (seq, cluster, proc, ad)``: the ads of jobs that left, ``seq`` growing with every
   ``append_history``, so newest first is ``seq`` descending. Cluster and proc are copied out of
   the ad (``ClusterId``/``ProcId``) when it has them.
@@ -134,6 +136,25 @@ class SqliteQueueStore(SqliteDatabase):
                 self._pending.append((cluster, proc, ad_text(ad), 0))
             else:
                 self._pending.append((cluster, proc, ad_text(changes) if len(changes) else _NO_CHANGES, 1))
+        self._write_now()
+
+    def save_copies(self, cluster: int, first: ClassAd, copies: list[tuple[int, ClassAd]]) -> None:
+        """``first``'s copies (``QueueStore.save_copies``): when ``first`` is the cluster ad but
+        for its ``ProcId``, so is each copy, and its row is ``[ ]`` with nothing compared;
+        otherwise each goes through ``save_job``."""
+        base = self._bases.get(cluster)
+        shape = self._shapes.get(cluster)
+        if base is not None and (shape is None or not shape.of(base)):
+            shape = self._shapes[cluster] = ClusterShape(base)
+        if base is None or shape is None or not shape.unchanged(first, 0):
+            for proc, ad in copies:
+                self.save_job((cluster, proc), ad)
+            return
+        procs = self._procs.setdefault(cluster, set())
+        new = [proc for proc, _ in copies if proc not in procs]
+        procs.update(new)
+        self._undo.extend((cluster, proc, None) for proc in new)
+        self._pending.extend((cluster, proc, *_UNCHANGED) for proc, _ in copies)
         self._write_now()
 
     def _write_now(self) -> None:

@@ -56,6 +56,8 @@ from htcpool.protocol import (
     Command,
     DaemonCommand,
     HistoryQuery,
+    JobEvent,
+    JobUpdate,
     Ok,
     QueryAds,
     ReconnectReply,
@@ -63,7 +65,7 @@ from htcpool.protocol import (
     Submit,
 )
 from htcpool.protocol.schedd import QueueCounts, QueueTotals, SubmitFactory
-from htcpool.protocol.startd import UNKNOWN_CLAIM, Alive, Notice, NotifySchedd
+from htcpool.protocol.startd import UNKNOWN_CLAIM, ActivateClaim, Alive, Notice, NotifySchedd
 from htcpool.runtime.daemon import Daemon, daemon_config
 from htcpool.runtime.flock_ads import FlockAdvertiser
 from htcpool.runtime.http import RequestRefused
@@ -106,6 +108,9 @@ class RecordingStore:
 
     def save_job(self, job_id: JobId, ad: ClassAd) -> None:
         self.store.save_job(job_id, ad)
+
+    def save_copies(self, cluster: int, first: ClassAd, copies: list[tuple[int, ClassAd]]) -> None:
+        self.store.save_copies(cluster, first, copies)
 
     def delete_job(self, job_id: JobId) -> None:
         self.store.delete_job(job_id)
@@ -160,6 +165,7 @@ class ScheddService:
             HistoryQuery: self._history,
             QueueTotals: self._totals,
             DaemonCommand: self._command,
+            JobUpdate: self._job_update,
         }
         self._commands: dict[Command, Callable[[DaemonCommand, float], Awaitable[Any]]] = {
             Command.OFF: self._off,
@@ -214,6 +220,17 @@ class ScheddService:
         outcome = self._in_one_transaction(self.core.handle, message, now)
         await self._carry(outcome.actions)
         return outcome.reply
+
+    async def _job_update(self, message: JobUpdate, now: float) -> Any:
+        """A startd's report on a job. An exit on a claim the startd keeps open (``claim_open``)
+        is answered with the claim's next activation itself, when the core makes one: one
+        message fewer between a job's end and the next one's start."""
+        outcome = self._in_one_transaction(self.core.handle, message, now)
+        reply, actions = outcome.reply, outcome.actions
+        if message.claim_open and message.event is JobEvent.EXITED:
+            reply, actions = answered_with_activation(reply, actions, message.claim_id)
+        await self._carry(actions)
+        return reply
 
     def _in_one_transaction(self, step: Callable[..., Outcome], *args: Any) -> Outcome:
         """One step of the core with all its queue writes in one transaction, committed before
@@ -433,6 +450,15 @@ def settings_for_schedd(config: Config, name: str, address: str, zone: int) -> S
     settings = schedd_settings(get, _read_file, raw)
     settings.schedd_name, settings.schedd_address, settings.local_zone = name, address, zone
     return settings
+
+
+def answered_with_activation(reply: Any, actions: list[Action], claim_id: str) -> tuple[Any, list[Action]]:
+    """The core's activation of ``claim_id`` taken out of ``actions`` to be the reply instead."""
+    for i, action in enumerate(actions):
+        if isinstance(action, ToStartd) and isinstance(action.message, ActivateClaim) \
+                and action.message.claim_id == claim_id:
+            return action.message, actions[:i] + actions[i + 1:]
+    return reply, actions
 
 
 def _local_execute(daemon: Daemon, spool: Path) -> Path:

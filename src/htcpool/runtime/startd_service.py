@@ -23,16 +23,11 @@ Actions out go through ``ACTIONS`` (action type -> handler):
   that becomes Unclaimed asks the negotiator for a cycle;
 * ``ClaimReply``, ``ActivateReply`` (preceded by the ``provisioned`` update),
   ``DeactivateReply``, ``NotifySchedd``, ``HoldJob`` and the core's own ``JobUpdate``
-  (a missed deferral time, a held start ended) go to the schedd that holds the claim,
-  found by name through the collector (or the pool's address file). Messages about
-  one claim go in order (a job's exit before the claim's release), one outbox queue
-  per claim, so a busy claim never waits behind another's messages;
-* ``DaemonAction`` (a drain's completion, the end of a shutdown): ``exit`` stops
-  the daemon (condor_drain -exit-on-completion asks the master to turn the startd off, so it
-  is not started again); ``restart`` asks the master to restart the startd; ``reconfig`` asks
-  the master to reconfigure it, which restarts an idle startd (``DaemonCommand
-  reconfig`` is refused while no claim or match holds a slot, so the master starts
-  a new startd that reads the new configuration);
+  (a missed deferral time, a held start ended) go to the schedd that holds the claim
+  (``startd_schedds``: found by name through the collector, one ordered outbox queue per
+  claim, a job's exit on disk before it leaves and the next activation taken from its answer);
+* ``DaemonAction`` (a drain's completion, the end of a shutdown) is asked of the master or
+  stops the daemon (``startd_admin``, which also answers condor_status -direct);
 * ``RunBenchmarks`` times the machine (``sensors.benchmark``); ``StartBackfillClient``
   and ``KillBackfillClient`` run and stop the backfill client (``backfill``); both
   report back to the core.
@@ -55,15 +50,13 @@ import logging
 import os
 import secrets
 import shutil
-import time
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import Any, cast
 
-from htcpool.classad import ClassAd, ClassAdError, EvalContext, ExprTree, fixed_clock, quote
+from htcpool.classad import ClassAd
 from htcpool.clock import local_zone
 from htcpool.protocol import (
-    AdList,
     Command,
     DaemonCommand,
     How,
@@ -90,8 +83,10 @@ from htcpool.runtime.pending_exits import PendingExits
 from htcpool.runtime.resource_inventory import run_inventories
 from htcpool.runtime.runas import run_as_settings
 from htcpool.runtime.sensors import HostSensors, ScriptedSensors, benchmark
+from htcpool.runtime.startd_admin import carry_daemon_action, direct_query
 from htcpool.runtime.startd_ads import FreedSlots, leftovers, provisioned, slot_update
 from htcpool.runtime.startd_log import log_action, log_command, log_transitions
+from htcpool.runtime.startd_schedds import ScheddLink
 from htcpool.runtime.starter_client import child_environment
 from htcpool.runtime.starters import Starters, forked_starters, spawn_starter
 from htcpool.startd import (
@@ -111,8 +106,6 @@ log = logging.getLogger("htcpool.startd")
 PATIENCE = {How.FAST: 5.0, How.GRACEFUL: 30.0, How.PEACEFUL: float("inf")}
 #: the ends of an activation that the core reports itself (its job never started)
 UNSTARTED = (JobEvent.MISSED_DEFERRAL, JobEvent.EXITED)
-#: what the startd asks of the master for the core's DaemonAction kinds it cannot do alone
-BY_MASTER = {m.DaemonActionKind.RESTART: Command.RESTART, m.DaemonActionKind.RECONFIG: Command.RECONFIG}
 
 
 def claim_secret() -> str:
@@ -140,6 +133,7 @@ class StartdService:
         self.device_env = DeviceEnvironment.from_config(config, self.core.inventory.names())
         daemon.layout.spool.mkdir(parents=True, exist_ok=True)
         self.exits = PendingExits(daemon.layout.spool / f"{daemon.name}.exits.json", daemon.clock)
+        self.schedds = ScheddLink(daemon, self.exits, self.handle)
         self.sensors = ScriptedSensors(daemon.layout.sensors, HostSensors(str(execute)))
         self.polling = float(config.get_int("POLLING_INTERVAL") or 5)
         self.next_sensing = now
@@ -155,16 +149,16 @@ class StartdService:
         if os.geteuid() == 0 and not config.get_bool("DISABLE_SETUID", default=False):  # runtime/runas.py
             self.starters.run_as = run_as_settings(config.get_str, [n for s in self.core.slots
                                                                     if (n := slot_number(s.name))])
-        self.claim_schedd: dict[str, str] = {}
+        self.claim_schedd = self.schedds.claim_schedd  # claim id -> the schedd that holds it
+        self.askers: dict[str, str] = {}  # claim id -> a schedd asking for it while another holds it
         self.freed = FreedSlots()
         self.backfill = BackfillClients(self._backfill_started, self._backfill_exited)
         self.drain_replies: list[m.DrainReply] = []
-        self._schedd_urls: dict[str, tuple[float, str]] = {}
 
     # ------------------------------------------------------------------ lifecycle
     async def start(self) -> None:
         for pending in list(self.exits.items.values()):  # left by the startd before this one
-            self._post_exit(pending.schedd, pending.update)
+            self.schedds.post_exit(pending.schedd, pending.update)
         await self._apply(self.core.initial_actions)
         await self._apply(self._readings(self.daemon.clock()))
         await self._apply(self.core.evaluate(self.daemon.clock()))
@@ -181,6 +175,7 @@ class StartdService:
         if self.forkserver is not None:
             await self.forkserver.close()
         await asyncio.sleep(0.2)  # let the invalidations and last notices go out
+        await asyncio.to_thread(self.exits.close)
 
     # ------------------------------------------------------------------ messages in
     async def handle(self, message: Any) -> Any:
@@ -198,8 +193,19 @@ class StartdService:
         return Ok()
 
     async def _request_claim(self, message: m.RequestClaim) -> Any:
-        self.claim_schedd[message.claim_id] = message.schedd
-        return await self._to_core(message)
+        """A schedd asks for a claim. An id that another schedd's live claim holds comes from a
+        match made on an out-of-date slot ad (a p-slot's id before its split reached the
+        collector): the core refuses it, and the answer goes to the schedd that asked, while the
+        claim's own schedd goes on hearing about its job."""
+        holder = self.claim_schedd.get(message.claim_id)
+        if holder in (None, message.schedd) or self.core.find_claim(message.claim_id) is None:
+            self.claim_schedd[message.claim_id] = message.schedd
+            return await self._to_core(message)
+        self.askers[message.claim_id] = message.schedd
+        try:
+            return await self._to_core(message)
+        finally:
+            self.askers.pop(message.claim_id, None)
 
     async def _drain(self, message: m.Drain | m.CancelDrain) -> Any:
         self.drain_replies.clear()
@@ -234,22 +240,8 @@ class StartdService:
         return ReconnectReply(message.claim_id, True, slot.name, slot.activity.value, slot.claim.last_job)
 
     async def _query(self, message: QueryAds) -> Any:
-        """condor_status -direct: the slot ads as the collector would have them."""
-        if message.my_type.lower() not in ("machine", "any"):
-            return AdList(())
-        try:
-            test = ExprTree(message.constraint) if message.constraint else None
-        except ClassAdError as e:
-            raise RequestRefused(400, f"the constraint {message.constraint!r} does not parse: {e}") from None
-        ctx = EvalContext(clock=fixed_clock(self.daemon.clock()))
-        out = []
-        for ad in self.core.ads().values():
-            ad = ad.copy()
-            ad.update(self.settings.machine_attrs)
-            ad["MyAddress"] = self.daemon.url
-            if test is None or test.evaluate(ad, None, ctx) is True:
-                out.append(ad)
-        return AdList(tuple(out))
+        """condor_status -direct (``startd_admin.direct_query``)."""
+        return direct_query(self.core, self.settings.machine_attrs, self.daemon, message)
 
     async def _command(self, message: DaemonCommand) -> Any:
         return await self.daemon.command_handler(COMMANDS, message)(self, message)
@@ -283,33 +275,12 @@ class StartdService:
         await self._apply(self.core.handle_timer(now))
 
     # ------------------------------------------------------------------ the schedds and the collector
-    async def _resolve_schedd(self, schedd: str) -> str | None:
-        cached = self._schedd_urls.get(schedd)
-        now = time.monotonic()
-        if cached is not None and now - cached[0] < 2.0:
-            return cached[1]
-        ads = await self.daemon.collector_query(
-            QueryAds("Scheduler", f"Name == {quote(schedd)}", ("MyAddress",)))
-        url = next((str(ad["MyAddress"]) for ad in ads if "MyAddress" in ad), None)
-        url = url or self.daemon.address_of("schedd")
-        if url:
-            self._schedd_urls[schedd] = (now, url)
-        return url
-
     def to_schedd(self, schedd: str, message: Any,
                   on_reply: Callable[[Any], Awaitable[None]] | None = None) -> None:
-        if not schedd:
-            log.warning("no schedd known for %s", type(message).__name__)
-            return
-
-        async def resolve() -> str | None:
-            return await self._resolve_schedd(schedd)
-
-        key = f"schedd:{schedd}:{getattr(message, 'claim_id', '')}"
-        self.daemon.outbox.post(key, message, resolve, on_reply=on_reply)
+        self.schedds.to_schedd(schedd, message, on_reply)
 
     def _to_claim_schedd(self, claim_id: str, message: Any, fallback: str = "") -> None:
-        self.to_schedd(self.claim_schedd.get(claim_id, fallback), message)
+        self.schedds.to_claim_schedd(claim_id, message, fallback)
 
     def _report(self, update: JobUpdate, schedd: str) -> None:
         """A starter's news for the schedd of its claim (the one it started for, if released since).
@@ -321,14 +292,7 @@ class StartdService:
         slot = self.core.find_claim(update.claim_id)
         if slot is not None and not claim_closing(self.core, slot, self.daemon.clock()):
             update = replace(update, claim_open=True)  # the schedd activates it again at once
-        self.exits.add(schedd, slot.claim.last_job if slot is not None else "", update.slot, update)
-        self._post_exit(schedd, update)
-
-    def _post_exit(self, schedd: str, update: JobUpdate) -> None:
-        async def delivered(reply: Any) -> None:
-            self.exits.delivered(update.claim_id)
-
-        self.to_schedd(schedd, update, delivered)
+        self.schedds.record_exit(schedd, slot.claim.last_job if slot is not None else "", update)
 
     async def _starter_exited(self, slot: str, claim_id: str) -> None:
         await self._apply(self.core.handle(m.StarterExited(slot, claim_id), self.daemon.clock()))
@@ -385,6 +349,12 @@ class StartdService:
             pslot = self.core.find_slot(str(a.leftovers.get("Name", "")))
             if pslot is not None:
                 reply = replace(a, leftovers=leftovers(a.leftovers, pslot, self.daemon.url, self.daemon.sinful))
+        asker = self.askers.get(a.claim_id)
+        if asker is not None:
+            if a.accepted:
+                self.claim_schedd[a.claim_id] = asker
+            self.to_schedd(asker, reply)
+            return
         self._to_claim_schedd(a.claim_id, reply)
 
     async def _activate_reply(self, a: m.ActivateReply) -> None:
@@ -429,25 +399,7 @@ class StartdService:
         self.drain_replies.append(a)
 
     async def _daemon_action(self, a: m.DaemonAction) -> None:
-        kind = m.DaemonActionKind(a.kind)
-        if kind in BY_MASTER:  # restart, reconfig: see the module docstring
-            self._ask_master(BY_MASTER[kind])
-        elif a.no_restart and self.daemon.address_of("master") is not None:
-            log.info("draining completed: the startd exits and the master is told not to restart it")
-            self._ask_master(Command.OFF)  # the master marks it unwanted, then stops it
-        else:
-            self.daemon.request_stop(How.GRACEFUL)
-
-    def _ask_master(self, command: Command) -> None:
-        if self.daemon.address_of("master") is None:
-            log.warning("no master runs to %s the startd; it goes on as it is", command.value)
-            return
-
-        async def resolve() -> str | None:
-            return self.daemon.address_of("master")
-
-        log.info("asking the master to %s the startd", "turn off" if command is Command.OFF else command.value)
-        self.daemon.outbox.post("master", DaemonCommand(command, daemons=(self.daemon.name,)), resolve)
+        carry_daemon_action(self.daemon, a)
 
     async def _policy_problem(self, a: m.PolicyProblem) -> None:
         log.warning("policy problem in %s, %s: %s", a.slot, a.knob, a.problem)

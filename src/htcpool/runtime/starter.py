@@ -32,13 +32,14 @@ that left it (``setsid``), so none escapes suspension or the final kill. One thr
 for the leader's exit on a pidfd (at once when it exits; naps of 50 ms where the kernel has no
 pidfds), checks it with ``waitid(WNOHANG | WNOWAIT)`` and samples usage between. The leader is left a zombie for a moment, which keeps its
 process-group id from being reused while the remaining members are SIGKILLed;
-then it is reaped, outputs go back to ``Iwd``, the scratch directory is removed
-and ``exited`` is written. End of file on stdin means the startd is gone: the
+then it is reaped, outputs go back to ``Iwd`` and ``exited`` is written; the cgroup and the
+scratch directory are removed after that, off the path from the job's end to its report. End of file on stdin means the startd is gone: the
 group is SIGKILLed and nothing is transferred. SIGTERM, SIGHUP or SIGINT to the
 starter itself does the same. The peak resident set size comes from the samples
 only: a child's ``ru_maxrss`` still counts the Python process it was forked from.
-The sampler and the cgroup code live in ``usage``, ``confined`` and ``cgroups``;
-this module holds only the hooks.
+The sampler and the cgroup code live in ``usage``, ``confined`` and ``cgroups``, the scratch
+directory and the files in and out in ``starter_sandbox``, the process-family helpers in
+``starter_family``; this module holds only the hooks.
 
 With ``spec.run_as`` (a root startd, ``runas``) the starter stays root and the job does not:
 the scratch directory is the account's (0700), the job's files are read and written with the
@@ -49,13 +50,9 @@ account's identity, and the job's process becomes the account after entering its
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import dataclasses
 import errno
 import json
 import os
-import select
-import shutil
 import signal
 import subprocess
 import sys
@@ -65,22 +62,29 @@ import traceback
 from collections.abc import Callable
 from typing import IO, Any
 
-import psutil
-
 from htcpool.runtime import container
 from htcpool.runtime.confined import JobConfinement, Joiner
-from htcpool.runtime.job_account import acting_as, copy_between, drop_to, make_scratch
-from htcpool.runtime.launch import JOB_AD_FILE, LaunchError, LaunchSpec, signal_number
-from htcpool.runtime.runas import Account
+from htcpool.runtime.job_account import drop_to
+from htcpool.runtime.launch import LaunchError, LaunchSpec, signal_number
+from htcpool.runtime.starter_family import (
+    become_subreaper,
+    exit_watch,
+    job_process_count,
+    signal_strays,
+)
+from htcpool.runtime.starter_sandbox import (
+    StartupFailure,
+    open_streams,
+    output_names,
+    prepare_scratch,
+    remove_scratch,
+    staged_executable,
+    transfer_outputs,
+)
 from htcpool.runtime.starter_wire import StarterCommand, StarterEvent
 from htcpool.runtime.usage import JobUsageSampler, UpdateSchedule, assigned_devices
 
-_PR_SET_CHILD_SUBREAPER = 36
 _CLEANUP_DEADLINE = 5.0
-
-
-class StartupFailure(Exception):
-    """The job cannot be started (reported as an ``error`` event)."""
 
 
 class EventWriter:
@@ -95,169 +99,6 @@ class EventWriter:
         with self.lock, contextlib.suppress(OSError, ValueError):
             self.stream.write(line + "\n")
             self.stream.flush()
-
-
-def signal_strays(pgid: int, sig: int) -> int:
-    """``sig`` to this process's live descendants outside process group ``pgid``: job
-    processes that made their own session or group, still held here as the subreaper.
-    Returns how many were signalled."""
-    count = 0
-    try:
-        tree = psutil.Process().children(recursive=True)
-    except psutil.Error:
-        return 0
-    for proc in tree:
-        try:
-            if proc.status() == psutil.STATUS_ZOMBIE or os.getpgid(proc.pid) == pgid:
-                continue
-            os.kill(proc.pid, sig)
-            count += 1
-        except (psutil.Error, ProcessLookupError, PermissionError):
-            pass
-    return count
-
-
-def job_process_count() -> int:
-    """How many live processes the job has (this starter's descendants), at least 1."""
-    try:
-        tree = psutil.Process().children(recursive=True)
-    except psutil.Error:
-        return 1
-    alive = 0
-    for proc in tree:
-        try:
-            alive += proc.status() != psutil.STATUS_ZOMBIE
-        except psutil.Error:
-            pass
-    return max(1, alive)
-
-
-def become_subreaper() -> None:
-    """Adopt orphaned descendants (Linux ``PR_SET_CHILD_SUBREAPER``); a no-op elsewhere."""
-    if sys.platform.startswith("linux"):
-        with contextlib.suppress(OSError, AttributeError):
-            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-
-
-def prepare_scratch(spec: LaunchSpec) -> dict[str, tuple[int, int]]:
-    """Make the scratch directory, write the job ad, copy the inputs (each with its account's
-    identity, ``job_account``); return the snapshot."""
-    try:
-        make_scratch(spec.scratch_dir, spec.run_as)
-        _fill_scratch(spec)
-    except OSError as e:
-        raise StartupFailure(f"cannot prepare scratch directory: {e}") from None
-    return snapshot(spec.scratch_dir)
-
-
-def _fill_scratch(spec: LaunchSpec) -> None:
-    """The job ad and the slot's ad (as the job's account), the input files (read as the owner)
-    into the scratch directory."""
-    with acting_as(spec.run_as):
-        with open(spec.job_ad_path, "w") as f:
-            f.write(spec.job_ad_text)
-        if spec.machine_ad_text:
-            with open(spec.machine_ad_path, "w") as f:
-                f.write(spec.machine_ad_text)
-    if _stages_executable(spec):
-        copy_as(spec.executable, staged_executable(spec).executable, submit_side(spec), spec.run_as)
-    for source in spec.transfer_input:
-        # a directory named with a trailing slash gives its contents, as in HTCondor
-        with acting_as(submit_side(spec)):
-            contents = source.endswith("/") and os.path.isdir(source)
-        target = spec.scratch_dir if contents else os.path.join(spec.scratch_dir, os.path.basename(source.rstrip("/")))
-        copy_as(source, target, submit_side(spec), spec.run_as)
-
-
-def _stages_executable(spec: LaunchSpec) -> bool:
-    """Whether the executable is copied into the scratch directory: the job runs there as an
-    account other than its owner's, which may not reach the owner's files (as HTCondor transfers
-    the executable)."""
-    return spec.owner_account is not None and spec.cwd == spec.scratch_dir
-
-
-def staged_executable(spec: LaunchSpec) -> LaunchSpec:
-    """The launch running the copy ``prepare_scratch`` made of the executable, when it made one."""
-    if not _stages_executable(spec):
-        return spec
-    return dataclasses.replace(spec, executable=os.path.join(spec.scratch_dir, os.path.basename(spec.executable)))
-
-
-def submit_side(spec: LaunchSpec) -> Account | None:
-    """The account the job's ``Iwd`` files are read and written as: the owner's, or the job's."""
-    return spec.owner_account or spec.run_as
-
-
-def copy_as(source: str, target: str, reader: Account | None, writer: Account | None) -> None:
-    """``copy``, reading as ``reader`` and writing as ``writer`` (the submit side's and the scratch
-    directory's accounts, ``job_account``)."""
-    if reader == writer:
-        with acting_as(reader):
-            copy(source, target)
-    else:
-        copy_between(source, target, reader, writer)
-
-
-def copy(source: str, target: str) -> None:
-    """Copy a file, or a directory with everything in it, to ``target``."""
-    if os.path.isdir(source):
-        shutil.copytree(source, target, dirs_exist_ok=True)
-    else:
-        shutil.copy2(source, target)
-
-
-def snapshot(directory: str) -> dict[str, tuple[int, int]]:
-    """Top-level plain files of ``directory``: name → (mtime in ns, size)."""
-    out: dict[str, tuple[int, int]] = {}
-    try:
-        with os.scandir(directory) as entries:
-            for entry in entries:
-                if entry.is_file(follow_symlinks=False):
-                    st = entry.stat(follow_symlinks=False)
-                    out[entry.name] = (st.st_mtime_ns, st.st_size)
-    except OSError:
-        pass
-    return out
-
-
-def output_names(spec: LaunchSpec, before: dict[str, tuple[int, int]]) -> list[str]:
-    """What goes back to ``Iwd``: the listed outputs, or the new and changed top-level files."""
-    if not spec.transfer_new_files:
-        return list(spec.transfer_output)
-    own = {JOB_AD_FILE}
-    for stream in (spec.stdout, spec.stderr):
-        if os.path.dirname(stream) == spec.scratch_dir:
-            own.add(os.path.basename(stream))
-    after = snapshot(spec.scratch_dir)
-    return sorted(n for n, stamp in after.items() if n not in own and before.get(n) != stamp)
-
-
-def transfer_outputs(spec: LaunchSpec, names: list[str]) -> list[str]:
-    """Copy ``names`` from scratch (read as the job's account) to the output destination (written
-    as the submit side's, ``submit_side``); the problems, as messages."""
-    problems: list[str] = []
-    for name in names:
-        target = os.path.join(spec.output_destination, os.path.basename(name.rstrip("/")))
-        try:
-            copy_as(os.path.join(spec.scratch_dir, name), target, spec.run_as, submit_side(spec))
-        except OSError as e:
-            problems.append(f"cannot transfer output {name}: {e}")
-    return problems
-
-
-def open_streams(spec: LaunchSpec) -> list[IO[bytes]]:
-    """The job's stdin, stdout and stderr (one file when stdout and stderr are the same), opened
-    as the submit side's account (``submit_side``)."""
-    opened: list[IO[bytes]] = []
-    try:
-        with acting_as(submit_side(spec)):
-            for path, mode in ((spec.stdin, "rb"), (spec.stdout, "wb"), (spec.stderr, "wb")):
-                opened.append(opened[1] if len(opened) == 2 and path == spec.stdout else open(path, mode))
-    except OSError as e:
-        for f in set(opened):
-            f.close()
-        raise StartupFailure(f"cannot open {e.filename}: {e.strerror}") from None
-    return opened
 
 
 class Starter:
@@ -404,7 +245,7 @@ class Starter:
         pid = self.proc.pid
         updates = UpdateSchedule(self.spec)
         next_sample = time.monotonic() + updates.step
-        exited = _exit_watch(pid)
+        exited = exit_watch(pid)
         while not self._leader_exited(pid):
             if time.monotonic() >= next_sample:
                 update = updates.due(time.monotonic())
@@ -423,7 +264,6 @@ class Starter:
             self.reaped = True
             self.proc.returncode = os.waitstatus_to_exitcode(status)
         self._reap_group(pid)
-        self.confinement.release()
         return status, rusage
 
     def _watch_oom(self) -> None:
@@ -468,37 +308,24 @@ class Starter:
 
     def finish(self, before: dict[str, tuple[int, int]], status: int, rusage: Any,
                started: float) -> None:
-        """Transfer outputs (unless the startd is gone), remove scratch, write ``exited``."""
+        """Transfer outputs (unless the startd is gone), write ``exited``, then empty and remove the
+        cgroup and the scratch directory: the job's processes are all gone by now (``wait``), and
+        the slot may take its next job while this starter cleans up."""
         code = os.waitstatus_to_exitcode(status)
-        problems = [] if self.orphaned else transfer_outputs(self.spec, output_names(self.spec, before))
-        remove_scratch(self.spec)
-        self.emit(StarterEvent.EXITED, exit_code=code if code >= 0 else None,
-                  exit_signal=-code if code < 0 else None,
-                  user_cpu=max(rusage.ru_utime, self.sampler.user_cpu),
-                  sys_cpu=max(rusage.ru_stime, self.sampler.sys_cpu),
-                  wall=round(time.monotonic() - started, 3), rss_kb=self.sampler.rss_peak_kb,
-                  image_size_kb=self.sampler.image_size_kb, disk_usage_kb=self.sampler.disk_usage_kb,
-                  cpus_usage=self.sampler.cpus_usage(), killed=self.killed, transfer_errors=problems,
-                  **self.sampler.gpus.report(),
-                  oom=self.confinement.report(self.sampler.rss_peak_kb))
-
-
-def _exit_watch(pid: int) -> Callable[[float | None], None]:
-    """A wait that ends when the leader exits or after the seconds given (None: release the watch).
-    Through a pidfd where the kernel has them, so the job's end is seen at once; else naps of at
-    most 50 ms. Orphans adopted meanwhile are reaped at the next look (``_leader_exited``)."""
-    try:
-        pidfd = os.pidfd_open(pid)
-    except (OSError, AttributeError):
-        return lambda seconds: time.sleep(min(0.05, seconds)) if seconds is not None else None
-
-    def wait(seconds: float | None) -> None:
-        if seconds is None:
-            os.close(pidfd)
-        else:
-            select.select([pidfd], [], [], min(seconds, 1.0))
-
-    return wait
+        try:
+            problems = [] if self.orphaned else transfer_outputs(self.spec, output_names(self.spec, before))
+            self.emit(StarterEvent.EXITED, exit_code=code if code >= 0 else None,
+                      exit_signal=-code if code < 0 else None,
+                      user_cpu=max(rusage.ru_utime, self.sampler.user_cpu),
+                      sys_cpu=max(rusage.ru_stime, self.sampler.sys_cpu),
+                      wall=round(time.monotonic() - started, 3), rss_kb=self.sampler.rss_peak_kb,
+                      image_size_kb=self.sampler.image_size_kb, disk_usage_kb=self.sampler.disk_usage_kb,
+                      cpus_usage=self.sampler.cpus_usage(), killed=self.killed, transfer_errors=problems,
+                      **self.sampler.gpus.report(),
+                      oom=self.confinement.report(self.sampler.rss_peak_kb))
+        finally:
+            self.confinement.release()
+            remove_scratch(self.spec)
 
 
 #: a command from the startd -> what the starter does (with the starter's lock held)
@@ -508,11 +335,6 @@ _COMMANDS: dict[StarterCommand, Callable[[Starter, dict[str, Any]], None]] = {
     StarterCommand.SOFT_KILL: Starter._soft_kill,
     StarterCommand.HARD_KILL: Starter._hard_kill,
 }
-
-
-def remove_scratch(spec: LaunchSpec) -> None:
-    if spec.scratch_dir and os.path.abspath(spec.scratch_dir) != os.path.abspath(spec.iwd):
-        shutil.rmtree(spec.scratch_dir, ignore_errors=True)
 
 
 def main() -> int:

@@ -15,15 +15,23 @@ attributes it read, closed under their expressions; ``htcpool.schedd.shapes``)
 is the same in both ads at that point: a transform's changes are replayed,
 the requirements' warnings already stand, the priority key's job part is
 copied. Otherwise that step runs for that proc. The attributes the queue sets
-are one shared expression per cluster, ``ProcId`` one per job, so a cluster of
-copies that differ in ``ProcId`` only costs a table copy and a few identity
-checks per job.
+are one shared expression per cluster, ``ProcId`` one per job.
+
+When no step of proc 0 read ``ProcId`` (nor anything it cannot name, such as
+``random()``) and no transform set it, a later proc whose submitted ad is proc 0's after screening but
+for its ``ProcId`` (the very expression objects, named and ordered alike:
+``CopyOf``) is proc 0's outcome: its ad is a copy of proc 0's table with its own
+``ProcId``, and it is neither screened nor checked again. That is a cluster of
+condor_submit's copies, HTCondor's proc ads that hold only what differs from the
+cluster ad; ``Admitted.copies`` marks these procs for the queue, which counts
+and indexes them as proc 0.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from operator import is_
 
 from htcpool.classad import ClassAd, EvalContext
 from htcpool.classad.nodes import Literal, Node
@@ -53,6 +61,35 @@ class Admitted:
     warnings: list[str] = field(default_factory=list)
     transform_errors: list[str] = field(default_factory=list)
     shared: int = 0  # steps taken from proc 0 instead of computed
+    #: per proc: True when it is proc 0's copy but for ``ProcId`` (``CopyOf``), so that its
+    #: status, owner, universe, group and cron attributes are proc 0's very expressions
+    copies: list[bool] = field(default_factory=list)
+
+
+class CopyOf:
+    """Tells, in one pass in C, that an ad has ``base``'s very expression objects, named and
+    ordered alike, whatever its ``ProcId`` (which the schedd sets). ``base`` is read once, when
+    this is made; False means: not known to be a copy, never that it differs."""
+
+    __slots__ = ("_keys", "_names", "_nodes", "_proc_at", "_table")
+
+    def __init__(self, base: ClassAd) -> None:
+        self._keys = list(base._exprs)
+        self._nodes = list(base._exprs.values())
+        self._names = dict(base._names)
+        self._table = base._names  # the decoder's copies share it (``codec``): one identity test
+        self._proc_at = self._keys.index("procid") if "procid" in base._exprs else -1
+
+    def __call__(self, ad: ClassAd) -> bool:
+        exprs = ad._exprs
+        nodes = list(exprs.values())
+        if len(nodes) != len(self._nodes):
+            return False
+        if self._proc_at >= 0:
+            nodes[self._proc_at] = self._nodes[self._proc_at]
+        names = ad._names
+        return (all(map(is_, nodes, self._nodes)) and list(exprs) == self._keys
+                and (names is self._table or names == self._names))
 
 
 def _never(ad: ClassAd) -> bool:
@@ -74,6 +111,7 @@ class _TransformStep:
         self.transform = transform
         self.base: ClassAd | None = None
         self.same: Callable[[ClassAd], bool] = _never
+        self.footprint = Footprint((), opaque=True)  # what proc 0's run read
         self.effect: Effect = []
         self.errors: list[str] = []
 
@@ -82,7 +120,8 @@ class _TransformStep:
             before = ad.copy()
             reads = Reads()
             self.errors = self.transform.apply(ad, context, reads=reads).errors
-            footprint = Footprint.close(reads.names, [before._exprs], reads.opaque, reads.same_names)
+            footprint = self.footprint = Footprint.close(reads.names, [before._exprs], reads.opaque,
+                                                         reads.same_names)
             self.same = footprint.against(before)
             self.base = before
             self.effect = _effect(before, ad)
@@ -113,24 +152,96 @@ def _requirement_reads(requirements: list[SubmitRequirement]) -> tuple[set[str],
     return names, opaque
 
 
+def _proc_free(footprint: Footprint) -> bool:
+    """Whether an answer within ``footprint`` is the same for every ``ProcId``."""
+    return not footprint.opaque and "procid" not in footprint.names
+
+
+class _Cluster:
+    """What ``admit`` learns from proc 0 and applies to the procs after it."""
+
+    def __init__(self, cluster: int, requirements: list[SubmitRequirement], schedd_ad: ClassAd,
+                 context: EvalContext, accounting_domain: str, steps: list[_TransformStep],
+                 admitted: Admitted) -> None:
+        self.cluster, self.requirements, self.schedd_ad = cluster, requirements, schedd_ad
+        self.context, self.domain, self.steps, self.admitted = context, accounting_domain, steps, admitted
+        self.checked: Callable[[ClassAd], bool] = _never
+        self.ordered: Callable[[ClassAd], bool] = _never
+        self.submitter = ""
+        self.prefix: Prefix = (0, 0, 0, 0, 0)
+        self.copy_of: CopyOf | None = None  # set when proc 0's outcome holds for its copies
+        self.base: ClassAd | None = None  # proc 0's admitted ad
+
+    def _warn(self, ad: ClassAd) -> None:
+        warnings = self.admitted.warnings
+        for w in check(self.requirements, self.schedd_ad, ad, self.context):
+            if w not in warnings:
+                warnings.append(w)
+
+    def first(self, ad: ClassAd, source: ClassAd) -> tuple[str, Prefix]:
+        """Proc 0 (``source``: its submitted ad, screened): checked in full, remembering what
+        each step read."""
+        self._warn(ad)
+        req_names, opaque = _requirement_reads(self.requirements)
+        checked = Footprint.close(req_names, [self.schedd_ad._exprs, ad._exprs], opaque)
+        ordered = Footprint.close((*PRIO_ATTRS, *SUBMITTER_ATTRS), [ad._exprs])
+        self.checked, self.ordered = checked.against(ad), ordered.against(ad)
+        self.submitter = submitter_of(ad, self.domain, self.context)
+        self.prefix = priority_prefix(ad, self.context)
+        self.base = ad
+        own = ad._exprs.get("procid")  # a transform that set ProcId (or dropped it) sets it for all
+        if (type(own) is Literal and type(own.value) is int and own.value == 0
+                and all(_proc_free(f) for f in (checked, ordered, *(step.footprint for step in self.steps)))):
+            self.copy_of = CopyOf(source)
+            ad._shared = True  # its name table is its copies' too: copied before its first change
+        return self.submitter, self.prefix
+
+    def later(self, ad: ClassAd) -> tuple[str, Prefix]:
+        """A proc after the first: each answer shared with proc 0 where its footprint allows."""
+        admitted = self.admitted
+        if self.checked(ad):
+            admitted.shared += 1
+        else:
+            self._warn(ad)
+        if self.ordered(ad):
+            admitted.shared += 1
+            return self.submitter, self.prefix
+        return submitter_of(ad, self.domain, self.context), priority_prefix(ad, self.context)
+
+    def copy(self, proc: int) -> None:
+        """Queue proc ``proc``, a copy of proc 0 but for its ``ProcId`` (``CopyOf``)."""
+        base, admitted = self.base, self.admitted
+        assert base is not None
+        exprs = base._exprs.copy()
+        exprs["procid"] = Literal(proc)
+        ad = ClassAd._from_tables(exprs, base._names)
+        ad._shared = True  # proc 0's name table, copied before the first change (as ``base``'s)
+        admitted.ads.append(ad)
+        admitted.submitters.append(self.submitter)
+        admitted.keys.append((*self.prefix, self.cluster, proc))
+        admitted.copies.append(True)
+        admitted.shared += len(self.steps) + 2
+
+
 def admit(jobs: list[ClassAd], cluster: int, owner: str, now: float, *,
           transforms: list[Transform], requirements: list[SubmitRequirement],
           schedd_ad: ClassAd, context: EvalContext, accounting_domain: str = "",
-          protection: Protection | None = None) -> Admitted:
-    """The cluster's job ads, screened, transformed and checked; raises SubmitRejected."""
+          protection: Protection | None = None, extra: tuple[tuple[str, Node], ...] = ()) -> Admitted:
+    """The cluster's job ads, screened, transformed and checked; raises SubmitRejected.
+    ``extra``: more attributes the schedd sets on every job (name, expression), after its own."""
     fixed = [("clusterid", "ClusterId", Literal(cluster)), ("owner", "Owner", Literal(owner)),
              ("qdate", "QDate", Literal(int(now))),
-             ("enteredcurrentstatus", "EnteredCurrentStatus", Literal(int(now)))]
+             ("enteredcurrentstatus", "EnteredCurrentStatus", Literal(int(now))),
+             *((name.lower(), name, node) for name, node in extra)]
     steps = [_TransformStep(t) for t in transforms]
     admitted = Admitted()
-    first: ClassAd | None = None
-    checked: Callable[[ClassAd], bool] = _never
-    ordered: Callable[[ClassAd], bool] = _never
-    base_submitter = ""
-    base_prefix: Prefix = (0, 0, 0, 0, 0)
+    state = _Cluster(cluster, requirements, schedd_ad, context, accounting_domain, steps, admitted)
     fixed_exprs = {low: node for low, _, node in fixed}
     screen = Screen(owner, protection or Protection(), context, admitted.warnings)
     for proc, source in enumerate(jobs):
+        if state.copy_of is not None and state.copy_of(source):
+            state.copy(proc)
+            continue
         status = screen(source)
         exprs = source._exprs | fixed_exprs  # the same order as setting them one by one
         exprs["procid"] = Literal(proc)
@@ -144,31 +255,10 @@ def admit(jobs: list[ClassAd], cluster: int, owner: str, now: float, *,
             step.run(ad, context, admitted)
         if steps and ad._exprs.get("jobstatus") is not status:  # a transform set it: the same rule holds
             screen_status(ad, context)
-        if first is None:
-            for w in check(requirements, schedd_ad, ad, context):
-                if w not in admitted.warnings:
-                    admitted.warnings.append(w)
-            req_names, opaque = _requirement_reads(requirements)
-            checked = Footprint.close(req_names, [schedd_ad._exprs, ad._exprs], opaque).against(ad)
-            ordered = Footprint.close((*PRIO_ATTRS, *SUBMITTER_ATTRS), [ad._exprs]).against(ad)
-            base_submitter = submitter = submitter_of(ad, accounting_domain, context)
-            base_prefix = prefix = priority_prefix(ad, context)
-            first = ad
-        else:
-            if checked(ad):
-                admitted.shared += 1
-            else:
-                for w in check(requirements, schedd_ad, ad, context):
-                    if w not in admitted.warnings:
-                        admitted.warnings.append(w)
-            if ordered(ad):
-                submitter, prefix = base_submitter, base_prefix
-                admitted.shared += 1
-            else:
-                submitter = submitter_of(ad, accounting_domain, context)
-                prefix = priority_prefix(ad, context)
+        submitter, prefix = state.later(ad) if proc else state.first(ad, source)
         admitted.ads.append(ad)
         admitted.submitters.append(submitter)
         admitted.keys.append((*prefix, cluster, proc))
+        admitted.copies.append(False)
     admitted.transform_errors = list(dict.fromkeys(admitted.transform_errors))  # once, not once per proc
     return admitted

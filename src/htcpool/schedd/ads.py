@@ -12,11 +12,14 @@ and never offers, are counted apart, as HTCondor's ads do: ``TotalLocalJobsIdle`
 in the Scheduler ad, ``LocalJobsIdle``, ``LocalJobsRunning``, ``SchedulerJobsIdle`` and
 ``SchedulerJobsRunning`` in each Submitter ad. Both ads live ``3 × SCHEDD_INTERVAL + 60`` seconds
 (``ClassAdLifetime``) so that a schedd that stops advertising drops out of the pool.
-When the schedd stops it withdraws them (``withdrawals``). The counts are the ones the queue
+The Scheduler ad also carries the schedd's statistics (``statistics.schedd``), which the
+core gives as a function of the running-job count. When the schedd stops it withdraws them (``withdrawals``). The counts are the ones the queue
 keeps as jobs enter, change and leave (``tally``), not a walk over the queue.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable, Mapping
 
 from htcpool.classad import ClassAd
 from htcpool.protocol import InvalidateAd
@@ -36,7 +39,8 @@ _HERE_ZERO = {f"{name}Jobs{what}": 0 for name in ("Local", "Scheduler") for what
 _STATUSES = {str(int(status)): status for status in JobStatus}
 
 
-def schedd_ads(queue: JobQueue, host: str, address: str, started: float, now: float) -> list[ClassAd]:
+def schedd_ads(queue: JobQueue, host: str, address: str, started: float, now: float,
+               statistics: Callable[[int], Mapping[str, object]] | None = None) -> list[ClassAd]:
     """The ``Scheduler`` ad, then a ``Submitter`` ad per submitter with jobs in the queue at ``now``."""
     settings = queue.settings
     ctx = queue.context(now)
@@ -59,6 +63,8 @@ def schedd_ads(queue: JobQueue, host: str, address: str, started: float, now: fl
     out = [ClassAd({"MyType": "Scheduler", "Name": name, "Machine": host, "MyAddress": address,
                     "ScheddIpAddr": settings.schedd_address, **totals,
                     "DaemonStartTime": int(started), "ClassAdLifetime": lifetime})]
+    if statistics is not None:
+        out[0].update(statistics(totals["TotalRunningJobs"]))
     for submitter, c in counts.items():
         if submitter:
             out.append(ClassAd({"MyType": "Submitter", "Name": submitter, "ScheddName": name,

@@ -42,7 +42,7 @@ from htcpool.schedd.edit import on_edit_jobs
 from htcpool.schedd.errors import BadRequest, ScheddError
 from htcpool.schedd.messages import ToStartd
 from htcpool.schedd.resubmit import already_queued
-from htcpool.schedd.selection import matching
+from htcpool.schedd.selection import in_order, matching
 from htcpool.schedd.states import ACTIVE, JobStatus
 from htcpool.schedd.store import JobId
 from htcpool.schedd.targets import select_jobs
@@ -65,11 +65,10 @@ def on_submit(schedd: Schedd, message: Submit, now: float) -> Submitted:
     ads = list(message.ads)
     domain = schedd.settings.accounting_domain
     user = f"{message.owner}@{domain}" if domain else message.owner
-    total, user_node = to_node(len(ads)), to_node(user)  # one node each, shared by every proc
-    for ad in ads:  # Owner (admission) and User are the authenticated submitter's, never the ads'
-        ad.insert_node("TotalSubmitProcs", total)
-        ad.insert_node("User", user_node)
-    cluster, warnings = schedd.queue.submit(message.owner, ads, now, message.cluster)
+    # Owner (admission) and User are the authenticated submitter's, never the ads'; one node
+    # each, shared by every proc
+    extra = (("TotalSubmitProcs", to_node(len(ads))), ("User", to_node(user)))
+    cluster, warnings = schedd.queue.submit(message.owner, ads, now, message.cluster, extra)
     schedd.advertise_soon(now)
     schedd.reschedule("new jobs")
     return Submitted(cluster, len(ads), tuple(warnings))
@@ -94,7 +93,7 @@ def on_queue_query(schedd: Schedd, message: QueueQuery, now: float) -> AdList:
     for a in projection:
         if a.lower() not in _PRIVATE:
             wanted.setdefault(a.lower(), a)
-    for ad in matching((jobs[job_id] for job_id in sorted(jobs)), test, ctx):
+    for ad in matching(in_order(jobs, schedd.queue.tally.lookup, test), test, ctx):
         if projection:
             exprs = ad._exprs
             picked = {key: exprs[key] for key in wanted if key in exprs}

@@ -95,6 +95,7 @@ from htcpool.schedd.queue import PERIODIC_INTERVAL_CAP, JobQueue
 from htcpool.schedd.reconnect import Reconnection
 from htcpool.schedd.settings import ScheddSettings
 from htcpool.schedd.store import JobId, QueueStore
+from htcpool.statistics import ScheddStats
 
 Handler = Callable[["Schedd", Any, float], Any]
 
@@ -129,6 +130,8 @@ class Schedd:
         #: when the ads last went out, and the submitters they showed with idle jobs
         self.last_advert: float | None = None
         self.advertised_idle: frozenset[str] = frozenset()
+        #: the SCHEDD statistics, counted from the job events (``statistics.schedd``)
+        self.stats = ScheddStats(settings.statistics.make_window(now))
         self._actions: list[Action] = []
 
     @property
@@ -215,6 +218,7 @@ class Schedd:
     def take_log_events(self) -> list[tuple[LogEvent, ClassAd | None]]:
         """The job events since the last call, each with its job's ad when the job is still queued."""
         events, self.queue.events = self.queue.events, []
+        self.stats.count_all((e.code, e.time, e.signal is not None) for e in events)
         return [(event, self.queue.jobs.get((event.cluster, event.proc))) for event in events]
 
     # ------------------------------------------------------------------ for the handlers
@@ -237,7 +241,10 @@ class Schedd:
     def advertise(self, now: float) -> None:
         """Send the Scheduler and Submitter ads now."""
         idle = []
-        for ad in ads.schedd_ads(self.queue, self.host, self.address, self.started, now):
+        def statistics(running: int) -> dict[str, object]:
+            return self.stats.publish(self.settings.statistics.publish, now, running)
+
+        for ad in ads.schedd_ads(self.queue, self.host, self.address, self.started, now, statistics):
             self.emit(ToCollector(UpdateAd(ad)))
             if ad.get("MyType") == "Submitter" and ad.get("IdleJobs"):
                 idle.append(str(ad.get("Name")))

@@ -130,4 +130,5 @@ class PriorityIndex:
                 heapq.heappush(heap, key)
 
     def submitters(self) -> list[str]:
-        return sorted({s for s, _ in self.current.values()}, key=lambda s: (len(s), s))
+        # ``live`` counts each submitter's entries of ``current``: no walk over the idle jobs
+        return sorted(self.live, key=lambda s: (len(s), s))

@@ -46,7 +46,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 from htcpool.classad import ClassAd, ClassAdError, EvalContext, as_int, fixed_clock
-from htcpool.classad.nodes import Literal
+from htcpool.classad.nodes import Literal, Node
 from htcpool.deferral import HOLD_MISSED_DEFERRAL, MISSED_DEFERRAL_REASON, missed
 from htcpool.gcpause import LARGE_RUN, paused_gc
 from htcpool.schedd import eventlog as ev
@@ -60,6 +60,7 @@ from htcpool.schedd.periodic import policy_interval
 from htcpool.schedd.policy import PolicyAction, PolicyKind, exit_action, periodic_action
 from htcpool.schedd.priority import PriorityIndex, priority_key, submitter_of
 from htcpool.schedd.quarantine import quarantine
+from htcpool.schedd.runs import close_suspension, end_run
 from htcpool.schedd.settings import ScheddSettings, protection_of
 from htcpool.schedd.states import ACTIVE, JobEvent, JobStatus, next_status
 from htcpool.schedd.store import JobId, NullStore, QueueStore
@@ -203,18 +204,20 @@ class JobQueue:
                                  "restart); submit again")
         del self.reservations[cluster]
 
-    def submit(self, owner: str, jobs: list[ClassAd], now: float,
-               cluster: int = 0) -> tuple[int, list[str]]:
+    def submit(self, owner: str, jobs: list[ClassAd], now: float, cluster: int = 0,
+               extra: tuple[tuple[str, Node], ...] = ()) -> tuple[int, list[str]]:
         """Queue a cluster; returns (cluster id, warnings). Raises SubmitRejected.
 
         ``cluster`` is an id ``reserve_cluster`` gave ``owner`` (used once, even when the
-        cluster is rejected); 0 takes the next id."""
+        cluster is rejected); 0 takes the next id. ``extra``: attributes set on every job
+        (name, expression), as ``ClusterId`` is."""
         if len(jobs) < LARGE_RUN:
-            return self._submit(owner, jobs, now, cluster)
+            return self._submit(owner, jobs, now, cluster, extra)
         with paused_gc():  # many new ads, no cycles: docs/performance.md, "Submit and schedd"
-            return self._submit(owner, jobs, now, cluster)
+            return self._submit(owner, jobs, now, cluster, extra)
 
-    def _submit(self, owner: str, jobs: list[ClassAd], now: float, cluster: int) -> tuple[int, list[str]]:
+    def _submit(self, owner: str, jobs: list[ClassAd], now: float, cluster: int,
+                extra: tuple[tuple[str, Node], ...]) -> tuple[int, list[str]]:
         if cluster:
             self._claim_reservation(owner, cluster)
         else:
@@ -224,7 +227,7 @@ class JobQueue:
         admitted = admit(jobs, cluster, owner, now, transforms=self.settings.transforms,
                          requirements=self.settings.submit_requirements, schedd_ad=self.schedd_ad,
                          context=ctx, accounting_domain=self.settings.accounting_domain,
-                         protection=protection_of(self.settings))
+                         protection=protection_of(self.settings), extra=extra)
         self.warnings.extend(admitted.transform_errors)
         warnings = admitted.warnings
         if cluster >= self.next_cluster:
@@ -233,24 +236,36 @@ class JobQueue:
         host = self.settings.schedd_address
         shown = tuple(warnings)
         self.owners.add(owner, len(admitted.ads))
-        save, add, events = self.store.save_job, self.index.add, self.events
+        save, add, events, queued = self.store.save_job, self.index.add, self.events, self.jobs
+        note, note_like = self.tally.note, self.tally.note_like
         submitted = ev.like(ev.LogEvent(ev.SUBMIT, cluster, 0, now, host=host, warnings=shown))
-        for proc, (ad, submitter, key) in enumerate(zip(admitted.ads, admitted.submitters, admitted.keys,
-                                                          strict=True)):
+        plain = idle = False  # proc 0's: no cron attributes; Idle (its copies' are the same nodes)
+        copies: list[tuple[int, ClassAd]] = []
+        for proc, (ad, submitter, key, copy) in enumerate(zip(admitted.ads, admitted.submitters, admitted.keys,
+                                                                admitted.copies, strict=True)):
             job_id = (cluster, proc)
-            self.jobs[job_id] = ad
-            exprs = ad._exprs
-            if not exprs.keys().isdisjoint(_CRON_KEYS):
+            queued[job_id] = ad
+            if copy and plain:  # proc 0's copy (``admission.CopyOf``): stored, counted and indexed as proc 0
+                copies.append((proc, ad))
+                note_like(job_id, (cluster, 0))
+                if idle:
+                    add(submitter, key)
+            elif not ad._exprs.keys().isdisjoint(_CRON_KEYS):
                 self._schedule_cron(job_id, ad, ctx, now)
                 self._save(job_id, ad, ctx)
             else:
                 save(job_id, ad)
-                self.tally.note(job_id, ad, ctx)
-                status = exprs.get("jobstatus")
-                if status is not None and (status.value if type(status) is Literal  # read, not evaluated
-                                           else ad._evaluate_node(status, None, ctx)) == JobStatus.IDLE:
+                note(job_id, ad, ctx)
+                status = ad._exprs.get("jobstatus")
+                is_idle = status is not None and (status.value if type(status) is Literal  # read, not evaluated
+                                                  else ad._evaluate_node(status, None, ctx)) == JobStatus.IDLE
+                if is_idle:
                     add(submitter, key)
+                if not proc:
+                    plain, idle = True, is_idle
             events.append(submitted(proc))
+        if copies:
+            self.store.save_copies(cluster, admitted.ads[0], copies)
         return cluster, [*warnings, *admitted.transform_errors]  # the submitter sees failed transforms too
 
     # -- late materialization (``factory``: what is made, when)
@@ -322,7 +337,7 @@ class JobQueue:
         was = JobStatus(ad.evaluate("JobStatus", ctx))
         self._transition(job_id, JobEvent.HOLD, ctx, now)
         if was in ACTIVE:
-            self._end_run(ad, ctx, now, committed=False)
+            end_run(ad, ctx, now, committed=False)
         reason = reason or f"via condor_hold (by user {user or 'condor'})"
         ad["HoldReason"] = reason
         ad["HoldReasonCode"] = code
@@ -354,7 +369,7 @@ class JobQueue:
         was = JobStatus(ad.evaluate("JobStatus", ctx))
         self._transition(job_id, JobEvent.REMOVE, ctx, now)
         if was in ACTIVE:
-            self._end_run(ad, ctx, now, committed=False)
+            end_run(ad, ctx, now, committed=False)
         ad["RemoveReason"] = reason or f"via condor_rm (by user {user or 'condor'})"
         self._event(ev.ABORTED, job_id, now, reason=str(ad["RemoveReason"]))
         self._leave(job_id, now)
@@ -376,7 +391,7 @@ class JobQueue:
             return
         ctx = self.context(now)
         self._transition(job_id, JobEvent.EVICT, ctx, now)
-        self._end_run(ad, ctx, now, committed=False)
+        end_run(ad, ctx, now, committed=False)
         self._schedule_cron(job_id, ad, ctx, now)
         self._save(job_id, ad, ctx)
         self._event(ev.EVICTED, job_id, now, reason=reason)
@@ -445,31 +460,9 @@ class JobQueue:
     def unsuspend(self, job_id: JobId, now: float) -> None:
         ctx = self.context(now)
         ad = self._transition(job_id, JobEvent.UNSUSPEND, ctx, now)
-        self._close_suspension(ad, ctx, now)
+        close_suspension(ad, ctx, now)
         self._save(job_id, ad, ctx)
         self._event(ev.UNSUSPENDED, job_id, now)
-
-    def _close_suspension(self, ad: ClassAd, ctx: EvalContext, now: float) -> None:
-        since = as_int(ad.evaluate("LastSuspensionTime", ctx))
-        if since:
-            ad["CumulativeSuspensionTime"] = as_int(ad.evaluate("CumulativeSuspensionTime", ctx)) + int(now) - since
-            ad["LastSuspensionTime"] = 0
-
-    def _end_run(self, ad: ClassAd, ctx: EvalContext, now: float, committed: bool) -> None:
-        self._close_suspension(ad, ctx, now)
-        started = as_int(ad.evaluate("JobCurrentStartDate", ctx))
-        wall = max(0, int(now) - started) if started else 0
-        previous = ad.evaluate("RemoteWallClockTime", ctx)
-        if type(previous) not in (int, float):
-            previous = 0.0  # absent, undefined or not a number: no earlier runs counted
-        ad["RemoteWallClockTime"] = float(previous) + wall
-        ad["CumulativeSlotTime"] = as_int(ad.evaluate("CumulativeSlotTime", ctx)) + wall
-        if committed:
-            ad["CommittedTime"] = as_int(ad.evaluate("CommittedTime", ctx)) + wall
-            ad["CommittedSlotTime"] = as_int(ad.evaluate("CommittedSlotTime", ctx)) + wall
-        if "JobCurrentStartDate" in ad:
-            del ad["JobCurrentStartDate"]
-        ad["CurrentHosts"] = 0
 
     def finish(self, job_id: JobId, now: float, exit_code: int | None = 0,
                exit_signal: int | None = None) -> PolicyAction:
@@ -486,7 +479,7 @@ class JobQueue:
             ad["ExitSignal"] = exit_signal
         ad["NumJobCompletions"] = as_int(ad.evaluate("NumJobCompletions", ctx)) + 1
         ad["CompletionDate"] = int(now)
-        self._end_run(ad, ctx, now, committed=True)
+        end_run(ad, ctx, now, committed=True)
         self._event(ev.TERMINATED, job_id, now, return_value=exit_code, signal=exit_signal)
         action = exit_action(ad, now, ctx, self.settings.system_max_releases, self.settings.system_policy)
         _POLICY[action.kind](self, job_id, action, now)

@@ -12,6 +12,9 @@ attributes of the job itself (no ``TARGET.``, no selection from another value), 
 function (``random()``, ``time()``), and the job's values for those attributes are
 literals (or absent); any other job is evaluated as it is. The remembered answers last
 one query, during which the queue does not change.
+
+Before that, ``in_order`` narrows the queue to the jobs the constraint can be true for when
+it names a cluster or an owner (``jobindex``): ``condor_q 12`` looks at cluster 12's jobs only.
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ from collections.abc import Iterable, Iterator
 from htcpool.classad import ClassAd, EvalContext, ExprTree
 from htcpool.classad.nodes import FnCall, Literal, Node
 from htcpool.classad.refs import Scope, references
+from htcpool.schedd.jobindex import JobIndex
+from htcpool.schedd.store import JobId
 
 
 def _keys_if_memoizable(node: Node) -> tuple[str, ...] | None:
@@ -40,6 +45,23 @@ def _keys_if_memoizable(node: Node) -> tuple[str, ...] | None:
         if ref.key not in keys:
             keys.append(ref.key)
     return tuple(keys)
+
+
+def in_order(jobs: dict[JobId, ClassAd], index: JobIndex, test: ExprTree | None) -> list[ClassAd]:
+    """The ads a query with ``test`` must look at, in job id order: the index's candidates when it
+    can name them, else the whole queue."""
+    chosen = index.candidates(test.node) if test is not None else None
+    if chosen is None:
+        return [jobs[job_id] for job_id in sorted(jobs)]
+    return [jobs[job_id] for job_id in sorted(chosen) if job_id in jobs]
+
+
+def candidates(jobs: dict[JobId, ClassAd], index: JobIndex, test: ExprTree) -> Iterable[ClassAd]:
+    """``in_order`` in no particular order (for counting)."""
+    chosen = index.candidates(test.node)
+    if chosen is None:
+        return jobs.values()
+    return [jobs[job_id] for job_id in chosen if job_id in jobs]
 
 
 def matching(ads: Iterable[ClassAd], test: ExprTree | None, ctx: EvalContext) -> Iterator[ClassAd]:
@@ -89,4 +111,4 @@ def _matching_one(ads: Iterable[ClassAd], test: ExprTree, ctx: EvalContext, key:
             yield ad
 
 
-__all__ = ["matching"]
+__all__ = ["candidates", "in_order", "matching"]

@@ -38,6 +38,7 @@ from htcpool.schedd.protected import DEFAULT_SECURE_ATTRS, Protection
 from htcpool.schedd.submit_requirements import SubmitRequirement
 from htcpool.schedd.transforms import Transform
 from htcpool.schedd.usermap import UserMaps
+from htcpool.statistics import Collection, StatsSettings, default_settings, statistics_settings
 
 
 def _names(text: str | None) -> list[str]:
@@ -95,6 +96,8 @@ class ScheddSettings:
     refuse_secure_job_attrs: bool = False
     #: SCHEDD_ALLOW_LATE_MATERIALIZE: false refuses late-materialization factories (``factory``)
     allow_late_materialize: bool = True
+    #: STATISTICS_TO_PUBLISH's SCHEDD collection and the window knobs (``statistics.schedd``)
+    statistics: StatsSettings = field(default_factory=lambda: default_settings(Collection.SCHEDD))
 
 
 def protection_of(settings: ScheddSettings) -> Protection:
@@ -160,6 +163,7 @@ def settings_from_config(get: Callable[[str], str | None],
     s.max_running_scheduler_jobs_per_owner = _int(get, "MAX_RUNNING_SCHEDULER_JOBS_PER_OWNER", 200,
                                                   s.problems)
     s.allow_late_materialize = _bool(get("SCHEDD_ALLOW_LATE_MATERIALIZE"), True)
+    s.statistics = statistics_settings(get, Collection.SCHEDD, s.problems)
     domain = get("ACCOUNTING_DOMAIN")
     s.accounting_domain = (domain if domain is not None else get("UID_DOMAIN") or "").strip()
     return s

@@ -1,7 +1,8 @@
 """How the schedd core hands its state to durable storage, and an in-memory store.
 
 The core calls a ``QueueStore`` after every change it accepts: ``save_job``
-with the job's whole ad, ``delete_job`` when a job leaves the queue,
+with the job's whole ad (``save_copies`` for the jobs of a new cluster that are its
+proc 0's copies but for their ``ProcId``), ``delete_job`` when a job leaves the queue,
 ``append_history`` with the ad of a job that left, and ``save_next_cluster``; a
 late-materialization factory's state (plain JSON values, ``htcpool.schedd.factory``) goes
 to ``save_factory`` at every change and ``delete_factory`` when it leaves.
@@ -21,6 +22,10 @@ JobId = tuple[int, int]
 
 class QueueStore(Protocol):
     def save_job(self, job_id: JobId, ad: ClassAd) -> None: ...
+
+    def save_copies(self, cluster: int, first: ClassAd, copies: list[tuple[int, ClassAd]]) -> None:
+        """Jobs ``(cluster, proc)`` whose ads are ``first`` (the cluster's proc 0, saved before)
+        but for a ``ProcId`` of ``proc``: the very expression objects, named and ordered alike."""
 
     def delete_job(self, job_id: JobId) -> None: ...
 
@@ -43,6 +48,10 @@ class MemoryStore:
     def save_job(self, job_id: JobId, ad: ClassAd) -> None:
         self.jobs[job_id] = ad.copy()
 
+    def save_copies(self, cluster: int, first: ClassAd, copies: list[tuple[int, ClassAd]]) -> None:
+        for proc, ad in copies:
+            self.jobs[cluster, proc] = ad.copy()
+
     def delete_job(self, job_id: JobId) -> None:
         self.jobs.pop(job_id, None)
 
@@ -63,6 +72,9 @@ class NullStore:
     """A store that keeps nothing (benchmarks, throwaway queues)."""
 
     def save_job(self, job_id: JobId, ad: ClassAd) -> None:
+        pass
+
+    def save_copies(self, cluster: int, first: ClassAd, copies: list[tuple[int, ClassAd]]) -> None:
         pass
 
     def delete_job(self, job_id: JobId) -> None:

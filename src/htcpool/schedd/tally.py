@@ -23,6 +23,7 @@ from collections.abc import Iterable
 from htcpool.classad import ClassAd, ClassAdError
 from htcpool.classad.context import EvalContext
 from htcpool.classad.nodes import Literal
+from htcpool.schedd.jobindex import JobIndex
 from htcpool.schedd.priority import submitter_of
 from htcpool.schedd.store import JobId
 from htcpool.schedd.universes import Universe, universe_of
@@ -72,6 +73,8 @@ class JobTally:
         self.volatile: set[JobId] = set()
         #: the nodes of the last job noted and its key: a cluster's jobs share their nodes
         self._last: tuple[tuple[object, ...], Key] | None = None
+        #: the same jobs by cluster and owner, for the queries (``jobindex``)
+        self.lookup = JobIndex()
 
     def note(self, job_id: JobId, ad: ClassAd, ctx: EvalContext) -> None:
         """``ad`` is stored as it is now (new or changed)."""
@@ -79,6 +82,7 @@ class JobTally:
         nodes = _read(ad)
         if nodes is None:
             self.volatile.add(job_id)
+            self.lookup.note(job_id, ad, None)
             return
         last = self._last
         if last is not None and all(a is b for a, b in zip(nodes, last[0], strict=True)):
@@ -88,6 +92,20 @@ class JobTally:
             self._last = (nodes, key)
         self.keys[job_id] = key
         self.counts[key] += 1
+        self.lookup.note(job_id, ad, key[2])
+
+    def note_like(self, job_id: JobId, like: JobId) -> None:
+        """A new job counted as ``like`` (noted before): its status, owner, group and universe
+        are ``like``'s very expressions (the copies of a submitted cluster)."""
+        if job_id in self.keys or job_id in self.volatile:
+            self.forget(job_id)
+        self.lookup.note_like(job_id, like)
+        key = self.keys.get(like)
+        if key is None:
+            self.volatile.add(job_id)
+        else:
+            self.keys[job_id] = key
+            self.counts[key] += 1
 
     def forget(self, job_id: JobId) -> None:
         """The job left the queue (or is about to be noted again)."""
@@ -99,6 +117,7 @@ class JobTally:
             else:
                 del self.counts[old]
         self.volatile.discard(job_id)
+        self.lookup.forget(job_id)
 
     def rebuild(self, jobs: Iterable[tuple[JobId, ClassAd]], domain: str, ctx: EvalContext) -> None:
         """Count every job again, under ``domain``."""
@@ -106,6 +125,7 @@ class JobTally:
         self.keys.clear()
         self.counts.clear()
         self.volatile.clear()
+        self.lookup.clear()
         self._last = None
         for job_id, ad in jobs:
             self.note(job_id, ad, ctx)

@@ -4,8 +4,9 @@ HTCondor's condor_q prints, under ``-totals``, only the summary lines ("Total fo
 query", "Total for all users"): counts of jobs by state. Sending 10,000 ads to count
 them costs the schedd their encoding and the tool their decoding; ``queue_totals``
 counts in the schedd instead. The whole queue's counts are the ones the queue keeps as
-jobs enter, change and leave (``tally``); the query's need the constraint's, once per
-job, as a ``QueueQuery`` would.
+jobs enter, change and leave (``tally``); so are those of one cluster or one owner
+(``ClusterId == 12``, ``Owner == "alice"``: ``jobindex``). Any other constraint is evaluated
+on the jobs it can be true for, as a ``QueueQuery`` would.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from htcpool.classad.nodes import Literal
 from htcpool.protocol.schedd import QueueCounts, QueueTotals
 from htcpool.schedd.errors import BadRequest
 from htcpool.schedd.queue import JobQueue
-from htcpool.schedd.selection import matching
+from htcpool.schedd.selection import candidates, matching
 from htcpool.schedd.tally import OTHER, status_key
 
 
@@ -54,8 +55,10 @@ def queue_totals(queue: JobQueue, message: QueueTotals, now: float) -> QueueCoun
         test = ExprTree(message.constraint)
     except ClassAdError as e:
         raise BadRequest(f"the constraint {message.constraint!r} does not parse: {e}") from None
-    ctx = dataclasses.replace(ctx, pool=request_pool())  # bounded work per query
-    selected = count_by_status(matching(queue.jobs.values(), test, ctx))
+    selected = queue.tally.lookup.counts(test.node)  # ``Owner == "alice"``: counts kept by owner
+    if selected is None:
+        ctx = dataclasses.replace(ctx, pool=request_pool())  # bounded work per query
+        selected = count_by_status(matching(candidates(queue.jobs, queue.tally.lookup, test), test, ctx))
     return QueueCounts(selected, everything, name, address)
 
 

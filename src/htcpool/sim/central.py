@@ -8,7 +8,8 @@ ads expire at the store's ``next_deadline`` and the collector advertises itself 
 
 Negotiator: the core's ``CycleSchedule`` says when a cycle runs (``NEGOTIATOR_INTERVAL``, and
 ``NEGOTIATOR_MIN_INTERVAL`` after a ``Reschedule``). A cycle reads the slot ads with their claim
-ids and the submitter ads from the collector, asks each schedd for its submitters' idle jobs,
+ids (as the collector's shared snapshots, one object per version of an ad, so the negotiator's
+``SlotMemo`` keeps what it worked out from the unchanged ones) and the submitter ads from the collector, asks each schedd for its submitters' idle jobs,
 runs ``negotiate`` with the accountant and the group tree, and sends what each match becomes
 (``negotiator.exchange``: ``MatchNotification`` to the startd, ``MatchInfo`` to the schedd). A
 cycle takes no virtual time (its timer reads zero, so ``NEGOTIATOR_MAX_TIME_PER_*`` limits never
@@ -49,6 +50,7 @@ from htcpool.negotiator.exchange import (
 )
 from htcpool.negotiator.policy import autocluster_policy_from_config
 from htcpool.negotiator.records import AccountantSnapshot
+from htcpool.negotiator.slotmemo import SlotMemo
 from htcpool.protocol import (
     AdList,
     IdleJobs,
@@ -88,7 +90,7 @@ class CollectorDriver:
         elif isinstance(message, QueryAds):
             return AdList(tuple(self.store.query(message.my_type, message.constraint or None,
                                                  list(message.projection) or None, now=now,
-                                                 include_private=message.private)))
+                                                 include_private=message.private, shared=message.private)))
         self.arm()
         return Ok()
 
@@ -117,6 +119,7 @@ class NegotiatorDriver:
         if userprio is not None:
             self.accountant.restore(userprio)
         self.round_robin = RoundRobinTimes()
+        self.memo = SlotMemo()
         self.schedule = CycleSchedule(loop.now, self.policy.interval, self.policy.min_interval)
         self.cycles = 0
         self.matches = 0
@@ -159,13 +162,14 @@ class NegotiatorDriver:
         """One negotiation cycle (see the module docstring)."""
         slots = list(self._ask(QueryAds("Machine", private=True)))
         submitters = []
-        table = AutoclusterTable(significant_attributes(slots, self.policy), self.autocluster_policy)
+        self.memo.begin()
+        table = AutoclusterTable(significant_attributes(slots, self.policy, self.memo), self.autocluster_policy)
         for url, ads in submitters_by_schedd(self._ask(QueryAds("Submitter"))).items():
             request = fetch_request(ads)
             idle = self.transport.ask(url, request) if request is not None else None
             submitters += submitter_entries(url, ads, idle if isinstance(idle, IdleJobs) else None, table, now)
         outcome = negotiate(now, slots, submitters, self.accountant, self.policy, groups=self.groups,
-                            round_robin=self.round_robin)
+                            round_robin=self.round_robin, memo=self.memo)
         self.round_robin = outcome.round_robin
         if outcome.groups is not None:
             self.groups = outcome.groups

@@ -123,7 +123,7 @@ def on_request_claim(startd: Startd, msg: RequestClaim, now: float) -> None:
     slot = found
     if startd.draining is not None and \
             retirement.graceful_time_remaining(startd, now) < MIN_DRAINING_CLAIM_TIME:
-        startd.emit(ClaimReply(msg.claim_id, False, "slot is draining"))
+        _refuse(startd, slot, msg, "slot is draining", now)
         return
     if slot.is_partitionable:
         carving.claim_partitionable(startd, slot, msg, now)
@@ -142,7 +142,7 @@ def on_request_claim(startd: Startd, msg: RequestClaim, now: float) -> None:
         # form, `<draining START> && WithinResourceLimits` or False (Reqexp.cpp)
         dynamic.publish_dynamic(startd, slot, now)
         if not requirements_hold(slot.ad, msg.request, startd.ctx):
-            startd.emit(ClaimReply(msg.claim_id, False, "draining: the draining START does not accept this request"))
+            _refuse(startd, slot, msg, "draining: the draining START does not accept this request", now)
             return
     else:
         # willingToRun (Resource.cpp): the slot's START and resource limits, and the request's
@@ -150,17 +150,25 @@ def on_request_claim(startd: Startd, msg: RequestClaim, now: float) -> None:
         ev = startd.evaluator(slot, msg.request)
         if not ev.true("START"):
             startd.check(slot, ev)
-            startd.emit(ClaimReply(msg.claim_id, False, "START is not true for this request"))
+            _refuse(startd, slot, msg, "START is not true for this request", now)
             return
         if "WithinResourceLimits" in slot.ad and not ev.true("WithinResourceLimits"):
-            startd.emit(ClaimReply(msg.claim_id, False, "the request does not fit the slot's resources"))
+            _refuse(startd, slot, msg, "the request does not fit the slot's resources", now)
             return
         if "Requirements" in msg.request and not requirements_hold(msg.request, slot.ad, startd.ctx):
-            startd.emit(ClaimReply(msg.claim_id, False, "the request's Requirements do not match the slot"))
+            _refuse(startd, slot, msg, "the request's Requirements do not match the slot", now)
             return
     _take_claim(startd, slot, msg, rank, now)
     startd.emit(ClaimReply(msg.claim_id, True, slot=slot.name))
     transitions.change(startd, slot, E.CLAIM, now)
+
+def _refuse(startd: Startd, slot: Slot, msg: RequestClaim, reason: str, now: float) -> None:
+    """The claim request is refused; a Matched slot gives its match up and goes back to Owner
+    (transition 8), as HTCondor's startd does when the claiming protocol fails, instead of
+    waiting out MATCH_TIMEOUT while it advertises itself as unavailable."""
+    startd.emit(ClaimReply(msg.claim_id, False, reason))
+    if slot.state is S.MATCHED:
+        transitions.change(startd, slot, E.MATCH_GONE, now)
 
 
 def _take_claim(startd: Startd, slot: Slot, msg: RequestClaim, rank: float, now: float) -> None:

@@ -3,8 +3,8 @@
 The language is the manual's "Print Format Tables": keywords are upper case; ``#`` starts a
 comment line; the parts come in this order:
 
-* ``SELECT`` (first), optionally with ``FROM AUTOCLUSTER`` or ``UNIQUE`` (condor_q's
-  query types: accepted, the rows are the ads all the same), ``NOTITLE``, ``NOHEADER``,
+* ``SELECT`` (first), optionally with ``FROM AUTOCLUSTER`` or ``UNIQUE`` (condor_q's query
+  types, ``query``: rows of autoclusters or of unique values, ``printformat_groups``), ``NOTITLE``, ``NOHEADER``,
   ``NOSUMMARY``, ``BARE`` (all three), ``LABEL [SEPARATOR s]``, ``RECORDPREFIX s``,
   ``RECORDSUFFIX s``, ``FIELDPREFIX s``, ``FIELDSUFFIX s``;
 * one line per column: an expression, ended by the first keyword, then ``AS heading``,
@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from enum import Enum
 
 from htcpool.classad import ClassAdError, ExprTree
 from htcpool.cli.formats.printas import FUNCTIONS
@@ -33,6 +34,14 @@ COLUMN_KEYWORDS = frozenset({"AS", "WIDTH", "FIT", "TRUNCATE", "LEFT", "RIGHT", 
 _TOKEN = re.compile(r"""'[^']*'?|"[^"]*"?|\S+""")
 _ESCAPES = {"n": "\n", "r": "\r", "t": "\t"}
 _OR_CHARS = frozenset(" ?*.-_#0")
+
+
+class QueryType(Enum):
+    """What a row is: a job (or whatever ad the tool lists), an autocluster, a set of unique values."""
+
+    ADS = "ads"
+    AUTOCLUSTER = "FROM AUTOCLUSTER"
+    UNIQUE = "UNIQUE"
 
 
 class PrintFormatError(ValueError):
@@ -69,6 +78,7 @@ class PrintFormat:
     record_suffix: str = "\n"
     field_prefix: str = ""
     field_suffix: str = " "
+    query: QueryType = QueryType.ADS
 
 
 def _string(token: str) -> str:
@@ -134,7 +144,10 @@ def _select(line: _Line, pf: PrintFormat) -> None:
         elif word == "FROM":
             if line.take("AUTOCLUSTER after FROM") != "AUTOCLUSTER":
                 raise line.fail("SELECT FROM takes AUTOCLUSTER")
-        elif word != "UNIQUE":
+            pf.query = QueryType.AUTOCLUSTER
+        elif word == "UNIQUE":
+            pf.query = QueryType.UNIQUE
+        else:
             raise line.fail(f"unknown SELECT option {word!r} (expected FROM AUTOCLUSTER, UNIQUE, NOTITLE, "
                             "NOHEADER, NOSUMMARY, BARE, LABEL, RECORDPREFIX, RECORDSUFFIX, FIELDPREFIX, "
                             "FIELDSUFFIX)")

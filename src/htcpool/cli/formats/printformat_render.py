@@ -98,11 +98,12 @@ class _Reversed:
         return hash(self.key)
 
 
-def select(pf: PrintFormat, ads: Sequence[ClassAd], now: int) -> list[ClassAd]:
-    """The ads that meet ``WHERE``, in ``GROUP BY`` order (else as given)."""
+def select(pf: PrintFormat, ads: Sequence[ClassAd], now: int, *, where: bool = True) -> list[ClassAd]:
+    """The ads that meet ``WHERE`` (unless ``where`` is false: chosen already), in ``GROUP BY``
+    order (else as given)."""
     context = EvalContext(clock=fixed_clock(now))
-    where = ExprTree(pf.where) if pf.where else None
-    chosen = [ad for ad in ads if where is None or _evaluate(where, ad, context) is True]
+    test = ExprTree(pf.where) if pf.where and where else None
+    chosen = [ad for ad in ads if test is None or _evaluate(test, ad, context) is True]
     if pf.group_by:
         keys = [(ExprTree(expr), descending) for expr, descending in pf.group_by]
         chosen.sort(key=lambda ad: _sort_key(keys, ad, context))

@@ -74,19 +74,46 @@ def _shape(job: ClassAd) -> tuple[str, ...]:
     return (*cells, requirements)
 
 
-def format_autocluster(jobs: Sequence[ClassAd]) -> str:
-    """The ``-autocluster`` table of the idle and running ``jobs``."""
-    groups: dict[tuple[str, ...], int] = {}
+def job_ids_text(jobs: Sequence[ClassAd]) -> str:
+    """The jobs' ids, ``cluster.proc``, space-separated in queue order (an aggregate row's ``JobIDs``)."""
+    return " ".join(f"{c}.{p}" for c, p in (job_id(j) for j in jobs))
+
+
+def autocluster_ads(jobs: Sequence[ClassAd]) -> list[ClassAd]:
+    """The autoclusters of the idle and running ``jobs`` as ads, in order of their first job:
+    ``AutoClusterId`` (from 1), ``JobCount``, ``JobIDs``, ``AutoClusterAttrs`` (the attributes
+    that define it), each of those attributes as its first job has it, and ``Owner`` and
+    ``JobUniverse`` where every job of the autocluster agrees on them."""
+    groups: dict[tuple[str, ...], list[ClassAd]] = {}
     for job in sorted(jobs, key=job_id):
         if lookup_int(job, "JobStatus") in (1, 2):
-            shape = _shape(job)
-            groups[shape] = groups.get(shape, 0) + 1
-    if not groups:
+            groups.setdefault(_shape(job), []).append(job)
+    out = []
+    for number, members in enumerate(groups.values(), 1):
+        first = members[0]
+        ad = ClassAd({"AutoClusterId": number, "JobCount": len(members), "JobIDs": job_ids_text(members),
+                      "AutoClusterAttrs": ",".join((*_SHAPE, "Requirements"))})
+        for attr in (*_SHAPE, "Requirements"):
+            if attr in first:
+                ad[attr] = first.lookup(attr)
+        for attr in ("Owner", "JobUniverse"):
+            values = {str(job.get(attr)) for job in members}
+            if attr in first and len(values) == 1:
+                ad[attr] = first.lookup(attr)
+        out.append(ad)
+    return out
+
+
+def format_autocluster(jobs: Sequence[ClassAd]) -> str:
+    """The ``-autocluster`` table of the idle and running ``jobs``."""
+    clusters = autocluster_ads(jobs)
+    if not clusters:
         return ""
     lines = [" AUTO_ID  COUNT  CPUS  MEMORY      DISK  GPUS  REQUIREMENTS"]
-    for number, (shape, count) in enumerate(groups.items(), 1):
-        cpus, memory, disk, gpus, requirements = shape
-        lines.append(f"{number:>8} {count:>6} {cpus:>5} {memory:>7} {disk:>9} {gpus:>5}  {requirements}")
+    for ad in clusters:
+        cpus, memory, disk, gpus, requirements = _shape(ad)
+        lines.append(f"{ad['AutoClusterId']:>8} {ad['JobCount']:>6} {cpus:>5} {memory:>7} {disk:>9} {gpus:>5}  "
+                     f"{requirements}")
     return "\n".join(line.rstrip() for line in lines) + "\n"
 
 

@@ -12,6 +12,9 @@ Tools and the bindings look for a token to present on a TCP port (``client_token
 (``$(LOCAL_DIR)/tokens.d``), then the pool's own ``pool.token``, taking the first issued by the
 pool's trust domain (written, public, to ``run/trust_domain`` at start); files they cannot read
 are skipped. On the pool's own host they rarely need one: the Unix socket authenticates them.
+A daemon that refuses a token names its trust domain (``WWW-Authenticate: Bearer realm=…``);
+daemons (``token_chooser``) and tools (``client_chooser``) then present the token that domain
+issued, once, and keep that choice for the daemon's address (docs/flocking.md, "Credentials").
 """
 
 from __future__ import annotations
@@ -127,12 +130,6 @@ def token_chooser(paths: SecurityPaths, own: str) -> Callable[[str], str | None]
     return choose
 
 
-def flocks(config: Config) -> bool:
-    """Whether this pool flocks to or from others (``FLOCK_TO`` or ``FLOCK_FROM`` set): only then do
-    its daemons look for tokens of other trust domains (``token_chooser``)."""
-    return bool((config.get_str("FLOCK_TO") or "").strip() or (config.get_str("FLOCK_FROM") or "").strip())
-
-
 def flock_negotiators(config: Config) -> list[str]:
     """The hosts of ``FLOCK_NEGOTIATOR_HOSTS`` (default ``$(FLOCK_TO)``), ports dropped, with the
     addresses each name resolves to (a peer is known to the gate by its address)."""
@@ -230,20 +227,34 @@ def user_token_directory(layout: PoolLayout) -> Path:
     return Path("~/.condor/tokens.d").expanduser()
 
 
+def _client_candidates(layout: PoolLayout, user_tokens: Path | None) -> list[tuple[Path, str]]:
+    """The tokens a tool may present, in the order it looks (module docstring)."""
+    candidates = read_tokens([user_tokens or user_token_directory(layout), layout.root / "tokens.d"])
+    try:
+        candidates.append((layout.token_file, layout.token_file.read_text().strip()))
+    except OSError:
+        pass
+    return candidates
+
+
 def client_token(layout: PoolLayout, user_tokens: Path | None = None) -> str | None:
     """A token for the pool in ``layout`` that this user can read (module docstring); None if none."""
     try:
         issuer: str | None = (layout.run / "trust_domain").read_text().strip() or None
     except OSError:
         issuer = None
-    user_dir = user_tokens or user_token_directory(layout)
-    candidates = read_tokens([user_dir, layout.root / "tokens.d"])
-    try:
-        own = layout.token_file.read_text().strip()
-        candidates.append((layout.token_file, own))
-    except OSError:
-        pass
-    return choose_token(candidates, issuer)
+    return choose_token(_client_candidates(layout, user_tokens), issuer)
+
+
+def client_chooser(layout: PoolLayout, user_tokens: Path | None = None) -> Callable[[str], str | None]:
+    """What a tool presents to a daemon of trust domain ``realm`` that refused its token (a daemon
+    of another pool, reached with ``-pool`` or ``-name``): the first token issued by ``realm``
+    where ``client_token`` looks, the files read again on each refusal; None when it has none."""
+
+    def choose(realm: str) -> str | None:
+        return choose_token(_client_candidates(layout, user_tokens), realm)
+
+    return choose
 
 
 def ping_levels(names: tuple[str, ...]) -> tuple[str, ...]:
@@ -300,6 +311,6 @@ def missing_shared_credentials(config: Config, paths: SecurityPaths) -> list[Pat
     return [p for p in wanted if not p.exists()]
 
 
-__all__ = ["DAEMON_USER", "Level", "SecurityPaths", "client_token", "daemon_gate", "daemon_identity",
-           "ensure_pool_credentials", "flock_negotiators", "flocks", "gate_settings", "missing_shared_credentials",
+__all__ = ["DAEMON_USER", "Level", "SecurityPaths", "client_chooser", "client_token", "daemon_gate", "daemon_identity",
+           "ensure_pool_credentials", "flock_negotiators", "gate_settings", "missing_shared_credentials",
            "ping_levels", "pool_tls", "schedd_negotiator_default", "token_chooser", "user_token_directory"]

@@ -142,7 +142,7 @@ class Gate:
             if name is None:
                 raise self._refuse(401, f"uid {uid} has no account name on this host", where)
             return Peer(f"{name}@{settings.uid_domain}", "FS", self._host("127.0.0.1", settings), where)
-        ip = str(client[0]) if client else "?"
+        ip = plain_address(str(client[0])) if client else "?"
         where = f"{ip}:{client[1]}" if client else "an unknown address"
         host = self._host(ip, settings)
         scheme, _, token = authorization.partition(" ")
@@ -247,6 +247,14 @@ class Gate:
 IMPLIED_ABOVE_READ = frozenset(level for level in Level if Level.WRITE in IMPLIED[level])
 
 
+def plain_address(ip: str) -> str:
+    """``ip``, an IPv4 peer of a socket that takes both families (``::ffff:192.0.2.7``) written as
+    IPv4, so that ALLOW/DENY entries naming IPv4 addresses match it."""
+    if ip.startswith("::ffff:") and "." in ip:
+        return ip.removeprefix("::ffff:")
+    return ip
+
+
 def local_addresses() -> frozenset[str]:
     """This machine's addresses (loopback included)."""
     out = {"127.0.0.1", "::1"}
@@ -262,4 +270,4 @@ def local_addresses() -> frozenset[str]:
 
 
 __all__ = ["OWNER_FIELDS", "UNAUTHENTICATED", "Gate", "Peer", "Refused", "Settings", "SharedSecret",
-           "local_addresses"]
+           "local_addresses", "plain_address"]

@@ -1,0 +1,131 @@
+"""What a negotiation cycle works out from each slot ad, kept for the next cycle while the ad is
+the very same object.
+
+A collector that hands the negotiator one read-only snapshot per version of each ad (the
+simulator's; ``AdStore.query(shared=True)``) gives an unchanged ad back as the same object, so
+the ad's identity is its version: a ``SlotMemo`` keeps, per ad object, the facts below, and a
+changed ad (a new object) starts with none. Every fact is a pure function of the ad's
+attributes (the ad is never changed: its nodes are immutable and the snapshot is read-only), and
+a fact that an evaluation with the cycle's clock decides (an expression rather than a literal)
+is never kept. So a cycle with the memo computes exactly what it would compute afresh; the memo
+only skips the repetition. Facts:
+
+* ``shape``: ``exprinfo.expression_shape`` of the ad, and per set of decorated names (the
+  ephemeral attributes a cycle adds, ``slotattrs``) the shape of the decorated copy;
+* ``name``, ``remote_user``, ``cp``: the slot's Name, the user preemption sees, the
+  consumption-policy resources (``slotclasses``);
+* ``values``: per tuple of attribute names (the cycle's match or rank names), the ad's
+  ``value_key`` of each;
+* ``significant``: the non-literal nodes that ``requests.significant_attributes`` follows.
+
+Entries last one cycle beyond their last use (``begin`` starts a cycle): the memo holds the ads,
+so an id in it cannot be reused while its entry lives.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from typing import Any
+
+from htcpool.classad import ClassAd
+from htcpool.classad.nodes import Literal, Node
+from htcpool.negotiator.exprinfo import Shape, expression_shape, value_key
+
+__all__ = ["UNKNOWN", "SlotFacts", "SlotMemo", "literal_only"]
+
+#: the tuples of names whose value keys an ad keeps (a cycle asks for two: match and rank names)
+MAX_NAME_TUPLES = 4
+#: a fact not worked out yet, or one that is not kept (it needs the cycle's clock)
+UNKNOWN: Any = object()
+
+
+def literal_only(ad: ClassAd, names: Sequence[str]) -> bool:
+    """Whether every one of the (lower-cased) ``names`` the ad defines is a literal."""
+    exprs = ad._exprs
+    for name in names:
+        node = exprs.get(name)
+        if node is not None and type(node) is not Literal:
+            return False
+    return True
+
+
+class SlotFacts:
+    """The facts of one slot ad (see the module docstring)."""
+
+    __slots__ = ("ad", "shape", "decorated_shapes", "name", "remote_user", "cp", "values", "significant")
+
+    def __init__(self, ad: ClassAd) -> None:
+        self.ad = ad
+        self.shape: Shape | None = None
+        self.decorated_shapes: dict[tuple[str, ...], Shape] = {}
+        self.name: Any = UNKNOWN
+        self.remote_user: Any = UNKNOWN
+        self.cp: Any = UNKNOWN
+        #: names tuple -> the ad's value keys for those names
+        self.values: dict[tuple[str, ...], tuple[Hashable, ...]] = {}
+        self.significant: tuple[tuple[Node, ...], tuple[int, ...]] | None = None
+
+    def expression_shape(self) -> Shape:
+        shape = self.shape
+        if shape is None:
+            shape = self.shape = expression_shape(self.ad)
+        return shape
+
+    def decorated_shape(self, decorated: ClassAd, added: tuple[str, ...]) -> Shape:
+        """``expression_shape(decorated)``, where ``decorated`` is this ad with the lower-cased
+        attributes ``added`` set. Its names and non-literal nodes follow from this ad's and
+        ``added`` when every added node is a literal; otherwise it is worked out afresh."""
+        exprs = decorated._exprs
+        if any(type(exprs[name]) is not Literal for name in added):
+            return expression_shape(decorated)
+        shape = self.decorated_shapes.get(added)
+        if shape is None:
+            shape = self.decorated_shapes[added] = expression_shape(decorated)
+        return shape
+
+    def value_keys(self, names: tuple[str, ...]) -> tuple[Hashable, ...]:
+        """``value_key`` of each of ``names`` in the ad."""
+        keys = self.values.get(names)
+        if keys is None:
+            if len(self.values) >= MAX_NAME_TUPLES:
+                self.values.clear()
+            exprs = self.ad._exprs
+            keys = self.values[names] = tuple([value_key(exprs.get(n)) for n in names])
+        return keys
+
+    def significant_nodes(self) -> tuple[tuple[Node, ...], tuple[int, ...]]:
+        """The ad's nodes other than literals and lists, and their sorted ids."""
+        found = self.significant
+        if found is None:
+            nodes = tuple(n for n in self.ad._exprs.values() if type(n).__name__ not in ("Literal", "ListExpr"))
+            found = self.significant = (nodes, tuple(sorted(id(n) for n in nodes)))
+        return found
+
+
+class SlotMemo:
+    """Facts per slot ad object, kept from one cycle to the next (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self._current: dict[int, SlotFacts] = {}
+        self._previous: dict[int, SlotFacts] = {}
+        self.hits = 0
+        self.misses = 0
+
+    def begin(self) -> None:
+        """A new cycle: the facts of ads not asked for since the previous ``begin`` are dropped."""
+        self._previous = self._current
+        self._current = {}
+
+    def facts(self, ad: ClassAd) -> SlotFacts:
+        key = id(ad)
+        f = self._current.get(key)
+        if f is not None and f.ad is ad:
+            return f
+        f = self._previous.get(key)
+        if f is not None and f.ad is ad:
+            self.hits += 1
+        else:
+            f = SlotFacts(ad)
+            self.misses += 1
+        self._current[key] = f
+        return f

@@ -1,0 +1,106 @@
+"""The startd's messages to the schedds that hold its claims.
+
+``ScheddLink`` finds a schedd by name through the collector (its ``MyAddress``, kept for two
+seconds; the pool's address file when the collector knows none) and posts to it through the
+daemon's outbox, one ordered queue per claim, so that a busy claim never waits behind another's
+messages and a job's exit always precedes its claim's release.
+
+A job's exit is the one report whose loss would run the job again (``pending_exits``): it is
+recorded on disk before it leaves, by the table's worker thread, and nothing of its claim leaves
+before that write is done; it is forgotten once the schedd has answered. An exit on a claim the
+startd keeps open may be answered with the claim's next activation (the schedd saves a message
+that way), which ``take_activation`` hands to the startd as if it had come on its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from htcpool.classad import quote
+from htcpool.protocol import JobUpdate, QueryAds
+from htcpool.protocol import startd as m
+from htcpool.runtime.daemon import Daemon
+from htcpool.runtime.http import RequestRefused
+from htcpool.runtime.pending_exits import PendingExits
+
+log = logging.getLogger("htcpool.startd")
+
+#: seconds a schedd's address found through the collector is used before it is looked up again
+ADDRESS_TTL = 2.0
+
+TakeActivation = Callable[[m.ActivateClaim], Awaitable[Any]]
+
+
+class ScheddLink:
+    """Where each claim's messages go, and their posting (see the module docstring)."""
+
+    def __init__(self, daemon: Daemon, exits: PendingExits, take_activation: TakeActivation) -> None:
+        self.daemon = daemon
+        self.exits = exits
+        self.take_activation = take_activation
+        self.claim_schedd: dict[str, str] = {}  # claim id -> the name of the schedd that holds it
+        self._urls: dict[str, tuple[float, str]] = {}
+        self._saving: dict[str, asyncio.Future[None]] = {}  # claim id -> its job's exit being written
+
+    async def resolve(self, schedd: str) -> str | None:
+        cached = self._urls.get(schedd)
+        now = time.monotonic()
+        if cached is not None and now - cached[0] < ADDRESS_TTL:
+            return cached[1]
+        ads = await self.daemon.collector_query(QueryAds("Scheduler", f"Name == {quote(schedd)}", ("MyAddress",)))
+        url = next((str(ad["MyAddress"]) for ad in ads if "MyAddress" in ad), None)
+        url = url or self.daemon.address_of("schedd")
+        if url:
+            self._urls[schedd] = (now, url)
+        return url
+
+    def to_schedd(self, schedd: str, message: Any, on_reply: Callable[[Any], Awaitable[None]] | None = None) -> None:
+        """Post ``message`` to ``schedd`` in its claim's order; nothing of a claim leaves while its
+        job's exit is being written to disk."""
+        if not schedd:
+            log.warning("no schedd known for %s", type(message).__name__)
+            return
+        claim_id = getattr(message, "claim_id", "")
+
+        async def resolve() -> str | None:
+            saving = self._saving.get(claim_id)
+            if saving is not None:
+                await asyncio.wait({saving})
+            return await self.resolve(schedd)
+
+        self.daemon.outbox.post(f"schedd:{schedd}:{claim_id}", message, resolve, on_reply=on_reply)
+
+    def to_claim_schedd(self, claim_id: str, message: Any, fallback: str = "") -> None:
+        self.to_schedd(self.claim_schedd.get(claim_id, fallback), message)
+
+    def record_exit(self, schedd: str, job: str, update: JobUpdate) -> None:
+        """A job's exit: on disk (by the worker thread), then to its schedd."""
+        saving = self.exits.record(schedd, job, update.slot, update)
+        self._saving[update.claim_id] = saving
+        saving.add_done_callback(lambda done: self._saved(update.claim_id, done))
+        self.post_exit(schedd, update)
+
+    def _saved(self, claim_id: str, done: asyncio.Future[None]) -> None:
+        if self._saving.get(claim_id) is done:
+            del self._saving[claim_id]
+
+    def post_exit(self, schedd: str, update: JobUpdate) -> None:
+        """Posted at once, so that it keeps its place before the claim's release; forgotten once
+        answered, and an activation in the answer goes to ``take_activation``."""
+        async def delivered(reply: Any) -> None:
+            self.exits.forget(update.claim_id)
+            if isinstance(reply, m.ActivateClaim):
+                try:
+                    await self.take_activation(reply)
+                except RequestRefused as e:
+                    log.warning("the activation that answered the exit on claim %s was refused: %s",
+                                update.claim_id.split("#")[0], e.detail)
+
+        self.to_schedd(schedd, update, delivered)
+
+
+__all__ = ["ADDRESS_TTL", "ScheddLink"]
