@@ -56,6 +56,18 @@ def request(client: PoolClient, daemon: str, message: Any, url: str | None = Non
         raise ToolError(f"no answer from the {daemon}: {e or type(e).__name__}") from None
 
 
+def pool_collector(pool: str | None) -> str | None:
+    """The URL of the collector ``-pool HOST[:PORT]`` names (COLLECTOR_HOST's form); None without it."""
+    if not pool:
+        return None
+    from htcpool.cli.remote_master import RemoteMasterError, pool_url
+
+    try:
+        return pool_url(pool)
+    except RemoteMasterError as e:
+        raise ToolError(str(e)) from None
+
+
 def check_constraint(text: str | None, option: str = "-constraint") -> str | None:
     """``text`` when it is a ClassAd expression; else a ToolError naming it and the problem."""
     if text is None:

@@ -33,6 +33,7 @@ from htcpool.cli.common import (
     check_expressions,
     connect,
     console_width,
+    pool_collector,
     request,
     run_tool,
     schedd_identity,
@@ -74,7 +75,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("-global", dest="global_", action="store_true", help="every schedd of the pool")
     p.add_argument("-submitter", metavar="NAME", help="the jobs of submitter NAME")
     p.add_argument("-name", metavar="SCHEDD", help="the schedd named SCHEDD")
-    p.add_argument("-pool", metavar="HOST", help="(one pool: accepted for HTCondor's sake)")
+    p.add_argument("-pool", metavar="HOST[:PORT]", help="the central manager whose collector -name and -global ask")
     p.add_argument("-jobads", metavar="FILE", help="read job ads from FILE instead of the schedd")
     p.add_argument("-userlog", metavar="FILE", help="show the jobs the user log FILE tells of")
     p.add_argument("-print-format", "-pr", dest="print_format", metavar="FILE",
@@ -195,7 +196,8 @@ def _schedds(client: PoolClient, args: argparse.Namespace) -> list[tuple[str, st
     the one ``-name`` names, or with ``-global`` every schedd the collector knows."""
     if not args.name and not args.global_:
         return [("", "", None)]  # the pool's own, named only where the output shows it (_named)
-    ads = list(request(client, "collector", QueryAds("Scheduler", "", ("Name", "ScheddIpAddr", "MyAddress"))).ads)
+    ads = list(request(client, "collector", QueryAds("Scheduler", "", ("Name", "ScheddIpAddr", "MyAddress")),
+                       pool_collector(args.pool)).ads)
     if args.name:
         ad = pick_schedd(ads, args.name)
         if ad is None:

@@ -53,6 +53,7 @@ from htcpool.cli.common import (
     check_expressions,
     connect,
     console_width,
+    pool_collector,
     request,
     run_tool,
     startd_identity,
@@ -103,7 +104,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("-sort", action="append", metavar="EXPR", help="order the ads by EXPR (repeatable)")
     p.add_argument("-limit", type=int, metavar="N", help="at most N ads")
     p.add_argument("-subsystem", metavar="TYPE", help="ads of daemon TYPE (schedd, negotiator …)")
-    p.add_argument("-pool", metavar="HOST", help="(one pool: accepted for HTCondor's sake)")
+    p.add_argument("-pool", metavar="HOST[:PORT]", help="ask this central manager's collector")
     p.add_argument("-expert", "-debug", action="store_true", help="(accepted for HTCondor's sake)")
     p.add_argument("-available", "-avail", action="store_true", help="slots willing to run jobs now")
     p.add_argument("-run", action="store_true", help="slots running jobs")
@@ -206,7 +207,7 @@ def main(argv: list[str]) -> int:
         if args.direct:  # the startd of that machine or slot (one of several, docs/defrag.md)
             reply = request(client, "startd", query, startd_url(client, args.direct))
         else:
-            reply = request(client, "collector", query)
+            reply = request(client, "collector", query, pool_collector(args.pool))
         ads = sorted(without_private(reply.ads if isinstance(reply, AdList) else []),
                      key=lambda a: (str(a.get("Machine", "")), _slot_order(str(a.get("Name", "")))))
         if args.sort:
