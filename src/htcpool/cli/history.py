@@ -28,15 +28,18 @@ from htcpool.cli.common import (
     check_constraint,
     check_expressions,
     connect,
+    pool_collector,
     request,
     run_tool,
     without_private,
 )
 from htcpool.cli.formats import format_history
 from htcpool.cli.formats.fields import job_id, lookup_int
+from htcpool.cli.locate import pick_schedd
 from htcpool.cli.options import OptionError, render, take_output_options
 from htcpool.clock import local_zone, wall_clock
-from htcpool.protocol import HistoryQuery
+from htcpool.protocol import HistoryQuery, QueryAds
+from htcpool.runtime.pool import PoolClient
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -50,7 +53,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("-completedsince", type=int, metavar="TIME", help="stop at a job completed before TIME")
     p.add_argument("-since", metavar="JOBID|EXPR", help="stop at this job (or the first for which EXPR is true)")
     p.add_argument("-file", "-f", metavar="FILE", help="read this history file instead of the schedd's")
-    p.add_argument("-name", "-pool", metavar="NAME", help="(one pool and schedd: accepted for HTCondor's sake)")
+    p.add_argument("-name", metavar="SCHEDD", help="the history of this schedd of the pool")
+    p.add_argument("-pool", metavar="HOST[:PORT]", help="the central manager whose collector -name asks")
     p.add_argument("-debug", action="store_true", help="(accepted for HTCondor's sake)")
     p.add_argument("targets", nargs="*")
     return p
@@ -130,6 +134,18 @@ def scan(ads: Iterable[ClassAd], args: argparse.Namespace, now: float) -> Iterat
             return
 
 
+def _schedd_url(client: PoolClient, args: argparse.Namespace) -> str | None:
+    """The URL of the schedd ``-name`` names, found in the collector (``-pool``'s, else the pool's
+    own); None without ``-name``: this pool's schedd."""
+    if not args.name:
+        return None
+    found = request(client, "collector", QueryAds("Scheduler", "", ("Name", "MyAddress")), pool_collector(args.pool))
+    ad = pick_schedd(list(found.ads), args.name)
+    if ad is None or not ad.get("MyAddress"):
+        raise ToolError(f"Can't find address for schedd {args.name}")
+    return str(ad["MyAddress"])
+
+
 def main(argv: list[str]) -> int:
     try:
         rest, out = take_output_options(argv, f_is_format=False)
@@ -150,7 +166,9 @@ def main(argv: list[str]) -> int:
             # limits itself unless a stop rule or -forwards needs to see every ad.
             plain = not (args.forwards or args.since or args.scanlimit or args.completedsince is not None)
             query = HistoryQuery(_selection(args), args.limit) if plain else HistoryQuery("", 0)
-            newest_first = without_private(request(client, "schedd", query).ads)
+            url = _schedd_url(client, args)
+            reply = request(client, "schedd", query, url) if url else request(client, "schedd", query)
+            newest_first = without_private(reply.ads)
         ordered = list(reversed(newest_first)) if args.forwards else newest_first
         ads = list(scan(ordered, args, now))
         try:
