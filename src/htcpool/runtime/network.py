@@ -34,14 +34,17 @@ from __future__ import annotations
 import ipaddress
 import re
 import socket
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from htcpool.config.errors import ConfigError
 from htcpool.runtime.security.tls import encryption_wanted
 
 if TYPE_CHECKING:
     from htcpool.config import Config
+
+T = TypeVar("T")
 
 #: HTCondor's collector port (COLLECTOR_HOST without a port)
 DEFAULT_COLLECTOR_PORT = 9618
@@ -132,18 +135,10 @@ def collector_urls(config: Config) -> list[str]:
 def is_this_host(host: str) -> bool:
     """Whether ``host`` is an address (or a name of an address) of this machine: one this host
     could bind."""
-    try:
-        infos = socket.getaddrinfo(host, 0, type=socket.SOCK_DGRAM)
-    except OSError:
-        return False
-    for family, kind, proto, _, target in infos:
-        try:
-            with socket.socket(family, kind, proto) as probe:
-                probe.bind(target)
-                return True
-        except OSError:
-            continue
-    return False
+    def bound(probe: socket.socket, target: Any) -> bool:
+        probe.bind(target)
+        return True
+    return _first_probe(host, 0, bound) is True
 
 
 def own_collector(config: Config) -> tuple[int, CollectorHost] | None:
@@ -243,6 +238,15 @@ def listen_socket(config: Config, host: str, port: int) -> socket.socket:
 
 def route_address(host: str, port: int) -> str | None:
     """This host's address on the route to ``host`` (a UDP ``connect`` sends nothing)."""
+    def source(probe: socket.socket, target: Any) -> str:
+        probe.connect(target)
+        return str(probe.getsockname()[0])
+    return _first_probe(host, port, source)
+
+
+def _first_probe(host: str, port: int, use: Callable[[socket.socket, Any], T]) -> T | None:
+    """What ``use`` gives for the first of ``host``'s addresses (a UDP socket of its family) that it
+    does not raise OSError on; None when it raises on all, or ``host`` does not resolve."""
     try:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_DGRAM)
     except OSError:
@@ -250,8 +254,7 @@ def route_address(host: str, port: int) -> str | None:
     for family, kind, proto, _, target in infos:
         try:
             with socket.socket(family, kind, proto) as probe:
-                probe.connect(target)
-                return str(probe.getsockname()[0])
+                return use(probe, target)
         except OSError:
             continue
     return None
