@@ -52,7 +52,7 @@ def test_the_personal_pool_stays_on_loopback() -> None:
     assert bind_host(config("CONDOR_HOST = localhost\n")) == "127.0.0.1"
     assert bind_host(config("NETWORK_INTERFACE = ::1\n")) == "::1"  # IPv6: runtime/network.py
     assert bind_host(config("NETWORK_INTERFACE = ::1\nENABLE_IPV6 = false\n")) == "127.0.0.1"
-    assert bind_host(config("NETWORK_INTERFACE = eth0\n")) == "127.0.0.1"
+    assert bind_host(config("NETWORK_INTERFACE = lo\n")) == "127.0.0.1"  # a device: tests/runtime/test_interfaces.py
 
 
 def test_roles_choose_the_daemons_as_htcondor_templates_do() -> None:

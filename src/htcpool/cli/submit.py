@@ -219,7 +219,7 @@ def _schedd(name: str | None = None) -> WireClient:
     """A connection to the pool's schedd (found as every tool finds its pool: cli/locate.py), or
     to the one named ``name`` among the collector's Scheduler ads (``-name``, ``-remote``)."""
     from htcpool.cli.locate import LocateError, pick_schedd, pool_layout
-    from htcpool.cli.wire import WireClient, WireError, daemon_client
+    from htcpool.cli.wire import WireClient, WireError, ask_collectors, daemon_client
 
     try:
         layout = pool_layout()
@@ -230,11 +230,7 @@ def _schedd(name: str | None = None) -> WireClient:
     from htcpool.protocol import QueryAds
     from htcpool.runtime.security.credentials import client_chooser, client_token
 
-    collector = daemon_client(layout, "collector")
-    try:
-        ads = list(collector.send(QueryAds("Scheduler", "", ("Name", "MyAddress"))).ads)
-    finally:
-        collector.close()
+    ads = list(ask_collectors(layout, QueryAds("Scheduler", "", ("Name", "MyAddress"))).ads)
     ad = pick_schedd(ads, name)
     url = ad.get("MyAddress") if ad is not None else None
     if not isinstance(url, str) or not url:

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from htcpool.protocol import Failure, ProtocolError, decode, encode
+from htcpool.runtime.timeouts import connect_timeout
 
 if TYPE_CHECKING:
     from htcpool.runtime.layout import PoolLayout
@@ -39,6 +40,10 @@ _MAX_HEADERS = 100
 
 class WireError(Exception):
     """The message could not be delivered, or the daemon refused it (the text says which)."""
+
+
+class Unreachable(WireError):
+    """No connection could be made to the daemon, or it went away before answering."""
 
 
 class _BadAnswer(Exception):
@@ -142,17 +147,27 @@ class _Tls:
         import ssl
 
         context = ssl.create_default_context(cafile=str(ca_file) if ca_file and ca_file.exists() else None)
-        self._connection = http.client.HTTPSConnection(host, port, timeout=timeout, context=context)
+        self._connection = http.client.HTTPSConnection(host, port, timeout=connect_timeout(timeout), context=context)
+        self._timeout = timeout
         self._errors: tuple[type[Exception], ...] = (http.client.HTTPException,)
 
     def exchange(self, body: bytes, headers: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
         try:
+            if self._connection.sock is None:
+                self._connect()
             self._connection.request("POST", PATH, body=body, headers=headers)
             response = self._connection.getresponse()
             fields = {name.lower(): value for name, value in response.getheaders()}
             return response.status, fields, response.read()
         except self._errors as e:
             raise _BadAnswer(str(e) or type(e).__name__) from None
+
+    def _connect(self) -> None:
+        """Connect within the connect limit, then allow the request's whole limit for the answer."""
+        self._connection.connect()
+        connected = self._connection.sock
+        if connected is not None:
+            connected.settimeout(self._timeout)
 
     def close(self) -> None:
         self._connection.close()
@@ -173,7 +188,8 @@ def _unix_socket(path: str, timeout: float) -> Callable[[], socket.socket]:
 
 def _tcp_socket(host: str, port: int, timeout: float) -> Callable[[], socket.socket]:
     def connect() -> socket.socket:
-        sock = socket.create_connection((host, port), timeout)
+        sock = socket.create_connection((host, port), connect_timeout(timeout))  # a host not there: runtime/timeouts.py
+        sock.settimeout(timeout)
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         return sock
     return connect
@@ -232,7 +248,7 @@ class WireClient:
         except (OSError, _BadAnswer) as e:
             self.close()
             reason = getattr(e, "strerror", None) or e
-            raise WireError(f"no answer from {self.url}: {reason}") from None
+            raise Unreachable(f"no answer from {self.url}: {reason}") from None
 
     def _other_token(self, status: int, fields: dict[str, str]) -> str | None:
         """After a 401 naming a trust domain, the token ``chooser`` holds from it when that is
@@ -265,3 +281,38 @@ def daemon_client(layout: PoolLayout, daemon: str, timeout: float = 30.0) -> Wir
     from htcpool.runtime.security.credentials import client_chooser, client_token
 
     return WireClient(url, client_token(layout), timeout, layout.ca_file, client_chooser(layout))
+
+
+def ask_collectors(layout: PoolLayout, message: object, timeout: float = 30.0) -> Any:
+    """``message``'s answer from the pool's collector, or, when it cannot be reached and
+    COLLECTOR_HOST lists several (``run/collectors``), from the next of them that answers, in
+    order, as every query of the pool does (``PoolClient.send``, ``Daemon.ask_collector``)."""
+    tried: list[str] = []
+    try:
+        first = daemon_client(layout, "collector", timeout)
+    except WireError:
+        if not layout.read_collectors():
+            raise
+    else:
+        try:
+            return first.send(message)
+        except Unreachable:
+            if not layout.read_collectors():
+                raise
+            tried.append(first.url)
+        finally:
+            first.close()
+    from htcpool.runtime.security.credentials import client_chooser, client_token
+
+    primary = layout.read_address("collector")
+    for url in layout.read_collectors():
+        if url in tried or url == primary:
+            continue
+        client = WireClient(url, client_token(layout), timeout, layout.ca_file, client_chooser(layout))
+        try:
+            return client.send(message)
+        except Unreachable:
+            tried.append(url)
+        finally:
+            client.close()
+    raise Unreachable(f"no collector answers (tried {', '.join(tried)})")

@@ -83,8 +83,15 @@ class Connection:
 
         from htcpool.runtime.http import RequestRefused
 
-        target = url or self.address(daemon)
+        targets = [url] if url else self._targets(daemon)
+        target = targets[0]
         try:
+            for target in targets[:-1]:  # several collectors: the next when one cannot be reached
+                try:
+                    return self.client().send(self.layout.local_route(target), message)
+                except (httpx.ConnectError, httpx.ConnectTimeout):
+                    continue
+            target = targets[-1]
             return self.client().send(self.layout.local_route(target), message)
         except RequestRefused as e:
             raise HTCondorException(f"the {daemon} at {target} refused the request: {e.detail}") from None
@@ -94,6 +101,15 @@ class Connection:
         except httpx.HTTPError as e:
             raise HTCondorException(f"Failed to connect to the {daemon} at {target}: "
                                     f"{e or type(e).__name__}") from None
+
+    def _targets(self, daemon: str) -> list[str]:
+        """Where ``daemon`` is: for the collector, every collector COLLECTOR_HOST lists
+        (``run/collectors``), the pool's own first, as the tools ask them (``PoolClient.send``)."""
+        if daemon != "collector":
+            return [self.address(daemon)]
+        first = self.layout.read_address(daemon)
+        others = [u for u in self.layout.read_collectors() if u != first]
+        return [first, *others] if first else others or [self.address(daemon)]
 
     def close(self) -> None:
         if self._client is not None:

@@ -45,6 +45,7 @@ from htcpool.protocol import Failure, Ok, Ping, ProtocolError
 from htcpool.runtime.security.authz import Policy
 from htcpool.runtime.security.gate import Gate, Refused, Settings, SharedSecret
 from htcpool.runtime.security.tls import client_context, token_may_travel
+from htcpool.runtime.timeouts import connect_timeout
 
 log = logging.getLogger("htcpool.http")
 
@@ -203,6 +204,11 @@ class _Bearer(httpx.Auth):
         yield request
 
 
+def _limits(timeout: float) -> httpx.Timeout:
+    """A request's limit, with a shorter one for connecting (runtime/timeouts.py)."""
+    return httpx.Timeout(timeout, connect=connect_timeout(timeout))
+
+
 def _verify(ca_file: Path | None) -> ssl.SSLContext | bool:
     """Trust the pool's CA when it has one (its daemons then speak HTTPS), else the defaults."""
     if ca_file is not None and ca_file.exists():
@@ -220,11 +226,12 @@ class DaemonClient:
                  transport: httpx.AsyncBaseTransport | None = None, ca_file: Path | None = None,
                  chooser: Chooser | None = None) -> None:
         self._client = httpx.AsyncClient(
-            auth=_Bearer(token, anywhere=transport is not None, chooser=chooser), timeout=timeout, trust_env=False,
+            auth=_Bearer(token, anywhere=transport is not None, chooser=chooser), timeout=_limits(timeout),
+            trust_env=False,
             transport=transport, verify=_verify(ca_file))
 
     async def send(self, url: str, message: object, timeout: float | None = None) -> Any:
-        kw: dict[str, Any] = {} if timeout is None else {"timeout": timeout}
+        kw: dict[str, Any] = {} if timeout is None else {"timeout": _limits(timeout)}
         response = await self._client.post(url + PATH, json=protocol.encode(message), **kw)
         return _decode_reply(response)
 
@@ -250,8 +257,8 @@ class SyncClient:
     def _client(self) -> httpx.Client:
         if self._remote is None:
             token = self._token() if callable(self._token) else self._token
-            self._remote = httpx.Client(auth=_Bearer(token, chooser=self.chooser), timeout=self.timeout, trust_env=False,
-                                        verify=_verify(self.ca_file))
+            self._remote = httpx.Client(auth=_Bearer(token, chooser=self.chooser), timeout=_limits(self.timeout),
+                                        trust_env=False, verify=_verify(self.ca_file))
         return self._remote
 
     def send(self, url: str, message: object) -> Any:

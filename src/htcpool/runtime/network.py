@@ -21,7 +21,8 @@ configuration macros ``COLLECTOR_HOST``, ``NETWORK_INTERFACE``, ``BIND_ALL_INTER
   sees as IPv4 addresses); ``PREFER_IPV4`` picks the loopback it falls back to advertising when
   nothing below decides.
 * Binding. On one host the daemons bind loopback (``::1`` where IPv4 is off), or
-  ``NETWORK_INTERFACE`` when it names an address. Across hosts they bind every interface when
+  ``NETWORK_INTERFACE`` when it names an address (a literal one, or one a device name or a
+  wildcard pattern chooses: ``runtime/interfaces.py``). Across hosts they bind every interface when
   ``BIND_ALL_INTERFACES`` is true (HTCondor's default), else ``NETWORK_INTERFACE``'s address, and
   they advertise ``NETWORK_INTERFACE``'s address when it names one, else this host's address on
   the route to the first collector.
@@ -39,6 +40,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from htcpool.config.errors import ConfigError
+from htcpool.runtime.interfaces import host_addresses, matching_address, names_an_address
 from htcpool.runtime.security.tls import encryption_wanted
 
 if TYPE_CHECKING:
@@ -182,15 +184,26 @@ def families(config: Config) -> tuple[bool, bool]:
 
 
 def _interface(config: Config) -> str | None:
-    """``NETWORK_INTERFACE`` when it names an address of a family in use (not ``*``, not an
-    interface name)."""
+    """The address ``NETWORK_INTERFACE`` names, of a family in use: a literal address, or the one
+    a device name or wildcard pattern chooses (``runtime/interfaces.py``); None for ``*`` (every
+    interface) or a literal address of a family not in use. ``ConfigError`` naming the knob when a
+    pattern matches none of this host's addresses."""
     wanted = (config.get_str("NETWORK_INTERFACE") or "").strip()
-    try:
-        address = ipaddress.ip_address(wanted.strip("[]"))
-    except ValueError:
+    if not wanted or wanted == "*":
         return None
     v4, v6 = families(config)
-    return str(address) if (v4 and address.version == 4) or (v6 and address.version == 6) else None
+    versions = [version for version, used in ((4, v4), (6, v6)) if used]
+    if names_an_address(wanted):
+        address = ipaddress.ip_address(wanted.strip("[]"))
+        return str(address) if address.version in versions else None
+    listing = host_addresses()
+    found = matching_address(wanted, listing, versions)
+    if found is None:
+        devices = ", ".join(sorted({device for device, _ in listing})) or "none"
+        families_used = " or ".join(f"IPv{v}" for v in versions)
+        raise ConfigError(f"NETWORK_INTERFACE = {wanted!r} matches no {families_used} address of this host "
+                          f"(its devices: {devices}); give a device name or an address, '*' wildcards allowed")
+    return found
 
 
 def bind_host(config: Config) -> str:
