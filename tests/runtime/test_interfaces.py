@@ -4,12 +4,16 @@ among several matches a public address first, then a private one, then loopback.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from htcpool.config import Config
 from htcpool.config.errors import ConfigError
 from htcpool.runtime import network
+from htcpool.runtime.hostplan import HostSetupError, prepare_host
 from htcpool.runtime.interfaces import host_addresses, matching_address, names_an_address
+from htcpool.runtime.layout import PoolLayout
 
 HOST = [("lo", "127.0.0.1"), ("lo", "::1"), ("eth0", "10.1.2.3"), ("eth0", "fd00::3"),
         ("eth1", "192.0.2.50"), ("wlan0", "8.8.4.4"), ("docker0", "172.17.0.1")]
@@ -70,3 +74,11 @@ def test_a_pattern_matching_nothing_is_an_error_naming_the_knob(monkeypatch: pyt
         network.bind_host(config("NETWORK_INTERFACE = ib0\n"))
     with pytest.raises(ConfigError, match="NETWORK_INTERFACE"):
         network.bind_host(config("NETWORK_INTERFACE = wlan0\nENABLE_IPV4 = false\nENABLE_IPV6 = true\n"))
+
+
+def test_up_reports_a_pattern_matching_nothing_with_the_file(tmp_path: Path) -> None:
+    layout = PoolLayout(tmp_path / "pool")
+    layout.make()
+    layout.config.write_text(f"LOCAL_DIR = {layout.root}\nNETWORK_INTERFACE = nosuchdevice9\n")
+    with pytest.raises(HostSetupError, match=r"condor_config: NETWORK_INTERFACE = 'nosuchdevice9' matches no"):
+        prepare_host(layout)

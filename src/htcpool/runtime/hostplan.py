@@ -67,6 +67,7 @@ def _config(layout: PoolLayout) -> Config:
 def _plan(layout: PoolLayout, config: Config) -> HostPlan:
     try:
         families(config)  # ENABLE_IPV4 / ENABLE_IPV6 readable, one of them on
+        bind_host(config)  # NETWORK_INTERFACE names an address of this host
         return HostPlan(tuple(daemon_entries(config)), collector_url(config))
     except ConfigError as e:
         raise HostSetupError(f"{layout.config}: {e}") from None
