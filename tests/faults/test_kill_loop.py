@@ -8,9 +8,11 @@ waits until the pool is whole again (the master restarts its daemons; a killed m
 daemons exit and the pool is started again). At the end every acknowledged job (its submit
 returned its cluster id) must have completed exactly once, none may be lost or in the history
 twice, and the submitter's accounting record must never have been lost or gone backwards. A
-job's line may be written twice only when a startd or master was killed while it ran (its
-starter dies with the startd, so the end of that run may never be reported: the job runs again,
-as in HTCondor when an execute point is lost); those re-runs are counted in the figures.
+job's line may be written twice only when a startd or master was killed while it ran: a starter
+whose startd went away kills a job still running, and the job writes its line just before it
+exits, so a kill between the two runs it again (as in HTCondor when an execute point is lost);
+those re-runs are counted in the figures. A job that had exited is never run again: its starter
+notes the exit for the next startd (runtime/exit_notes.py, tests/faults/test_exit_notes.py).
 
 Two variants: the default job lease and a short one (``job_lease_duration = 20``). The default
 suite runs a few rounds; ``HTCPOOL_FAULT_ROUNDS=N`` runs N rounds per variant and

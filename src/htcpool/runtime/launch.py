@@ -39,7 +39,7 @@ import json
 import os
 import signal
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from htcpool.runtime.cgroups import CgroupSpec
@@ -92,6 +92,10 @@ class LaunchSpec:
     #: the job's owner, where it runs as another account (a slot user, nobody): its ``Iwd`` files
     #: are read and written as the owner
     owner_account: Account | None = None
+    #: where the starter notes its job's exit before reporting it, and what the note says besides
+    #: (claim_id, slot, schedd, job): ``exit_notes``; empty: no note
+    exit_note: str = ""
+    exit_context: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def job_ad_path(self) -> str:
@@ -121,6 +125,7 @@ class LaunchSpec:
         out["cgroup"] = None if self.cgroup is None else self.cgroup.to_json()
         out["run_as"] = None if self.run_as is None else self.run_as.to_json()
         out["owner_account"] = None if self.owner_account is None else self.owner_account.to_json()
+        out["exit_context"] = dict(self.exit_context)
         return out
 
     @classmethod
@@ -157,6 +162,8 @@ class LaunchSpec:
                 nice=int(data.get("nice", 0)),
                 run_as=Account.from_json(data.get("run_as")),
                 owner_account=Account.from_json(data.get("owner_account")),
+                exit_note=str(data.get("exit_note", "")),
+                exit_context={str(k): str(v) for k, v in dict(data.get("exit_context", {})).items()},
             )
         except (KeyError, TypeError, ValueError) as e:
             raise LaunchError(f"malformed launch description: {e!r}") from None

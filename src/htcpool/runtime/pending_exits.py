@@ -25,6 +25,7 @@ goes out).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
@@ -37,6 +38,8 @@ from typing import Any
 
 from htcpool import protocol
 from htcpool.protocol import JobUpdate
+from htcpool.runtime.exit_notes import SUFFIX as NOTE_SUFFIX
+from htcpool.runtime.exit_notes import ExitNote, note_path, read_notes, remove_note
 
 log = logging.getLogger("htcpool.startd")
 KEEP = 3600.0  # seconds: what the outbox would spend trying (its give_up) and more
@@ -54,9 +57,14 @@ class PendingExit:
 
 
 class PendingExits:
-    def __init__(self, path: Path, clock: Callable[[], float]) -> None:
+    def __init__(self, path: Path, clock: Callable[[], float], notes: Path | None = None,
+                 convert: Callable[[ExitNote], JobUpdate] | None = None) -> None:
         self.path = path
         self.clock = clock
+        #: the starters' exit notes (``exit_notes``), removed once this table holds them, and how a
+        #: note becomes the startd's report (None: no notes are read)
+        self.notes = notes if convert is not None else None
+        self.convert = convert
         self.items: dict[str, PendingExit] = self._load()
         self._writer: ThreadPoolExecutor | None = None  # started on the first ``record``
         self._wanted: tuple[int, list[dict[str, Any]]] = (0, [])  # the newest table to write, numbered
@@ -69,20 +77,70 @@ class PendingExits:
     def add(self, schedd: str, job: str, slot: str, update: JobUpdate) -> None:
         self.items[update.claim_id] = PendingExit(schedd, job, slot, update, self.clock())
         self._save()
+        self.drop_note(update.claim_id)
+
+    def adopt(self, ours: Callable[[str], bool] = lambda _: False, only: str = "*") -> list[PendingExit]:
+        """The exits starters noted for a startd that died before it heard them (``exit_notes``;
+        ``only``: the note file names to read), kept as pending exits and returned; their notes go
+        once the table is on disk. A note older than ``KEEP`` is dropped, as an old row is; one of
+        a claim this startd knows (``ours``: its own starter's, its report on the way) is left."""
+        if self.notes is None or self.convert is None:
+            return []
+        now = self.clock()
+        taken: list[PendingExit] = []
+        done: list[ExitNote] = []
+        for note in read_notes(self.notes, only):
+            claim_id = note.context["claim_id"]
+            if ours(claim_id):
+                continue
+            done.append(note)
+            if claim_id not in self.items and now - note.at <= KEEP:
+                log.info("the exit of job %s on %s, noted by its starter, is kept for %s",
+                         note.context["job"], note.context["slot"], note.context["schedd"])
+                item = self.items[claim_id] = PendingExit(note.context["schedd"], note.context["job"],
+                                                          note.context["slot"], self.convert(note), now)
+                taken.append(item)
+        if taken:
+            self._save()
+        for note in done:
+            with contextlib.suppress(OSError):
+                note.path.unlink()
+        return taken
+
+    def noted(self, claim_id: str) -> PendingExit | None:
+        """A note left for ``claim_id`` (a claim this startd does not know) taken now, when there
+        is one: its starter may have written it after this startd started."""
+        if self.notes is None or not note_path(self.notes, claim_id).exists():
+            return None
+        taken = self.adopt(only=note_path(self.notes, claim_id).name)
+        return taken[0] if taken else None
+
+    def any_notes(self) -> bool:
+        return self.notes is not None and any(self.notes.glob("*" + NOTE_SUFFIX))
+
+    def drop_note(self, claim_id: str) -> None:
+        """The starter's note of this claim's exit is no longer needed."""
+        if self.notes is not None:
+            remove_note(self.notes, claim_id)
 
     def delivered(self, claim_id: str) -> None:
         if self.items.pop(claim_id, None) is not None:
             self._save()
+        self.drop_note(claim_id)
 
     def record(self, schedd: str, job: str, slot: str, update: JobUpdate) -> asyncio.Future[None]:
-        """``add`` written by the worker thread; the answer is done once it is on disk."""
+        """``add`` written by the worker thread; the answer is done once it is on disk (the
+        starter's note then goes)."""
         self.items[update.claim_id] = PendingExit(schedd, job, slot, update, self.clock())
-        return self._save_soon()
+        saving = self._save_soon()
+        saving.add_done_callback(lambda _: self.drop_note(update.claim_id))
+        return saving
 
     def forget(self, claim_id: str) -> None:
         """``delivered`` written by the worker thread."""
         if self.items.pop(claim_id, None) is not None:
             self._save_soon()
+        self.drop_note(claim_id)
 
     def _save_soon(self) -> asyncio.Future[None]:
         number = self._wanted[0] + 1

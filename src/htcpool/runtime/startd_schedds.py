@@ -25,7 +25,7 @@ from htcpool.protocol import JobUpdate, QueryAds
 from htcpool.protocol import startd as m
 from htcpool.runtime.daemon import Daemon
 from htcpool.runtime.http import RequestRefused
-from htcpool.runtime.pending_exits import PendingExits
+from htcpool.runtime.pending_exits import PendingExit, PendingExits
 
 log = logging.getLogger("htcpool.startd")
 
@@ -83,6 +83,24 @@ class ScheddLink:
         self._saving[update.claim_id] = saving
         saving.add_done_callback(lambda done: self._saved(update.claim_id, done))
         self.post_exit(schedd, update)
+
+    def exit_of(self, claim_id: str) -> PendingExit | None:
+        """The undelivered exit of a claim the startd does not hold: kept, or noted by a starter
+        of the startd before this one (``exit_notes``) and posted at once."""
+        known = self.exits.get(claim_id)
+        if known is None:
+            known = self.exits.noted(claim_id)
+            if known is not None:
+                self.post_exit(known.schedd, known.update)
+        return known
+
+    def late_notes(self, ours: Callable[[str], bool]) -> None:
+        """Exits noted after the startd started by starters of the one before (their jobs ended
+        as it died): kept and posted. The startd's own starters' notes (``ours``) are left to
+        their reports."""
+        if self.exits.any_notes():
+            for item in self.exits.adopt(ours):
+                self.post_exit(item.schedd, item.update)
 
     def _saved(self, claim_id: str, done: asyncio.Future[None]) -> None:
         if self._saving.get(claim_id) is done:

@@ -74,6 +74,7 @@ from htcpool.runtime.backfill import BackfillClients
 from htcpool.runtime.confinement import enforcement_from_config
 from htcpool.runtime.daemon import Daemon
 from htcpool.runtime.device_env import DeviceEnvironment
+from htcpool.runtime.exit_notes import ExitNote
 from htcpool.runtime.forkserver import ForkServer
 from htcpool.runtime.http import RequestRefused
 from htcpool.runtime.job_setup import slot_execute_dirs, slot_number, startd_execute
@@ -88,7 +89,7 @@ from htcpool.runtime.startd_ads import FreedSlots, leftovers, provisioned, slot_
 from htcpool.runtime.startd_log import log_action, log_command, log_transitions
 from htcpool.runtime.startd_schedds import ScheddLink
 from htcpool.runtime.starter_client import child_environment
-from htcpool.runtime.starters import Starters, forked_starters, spawn_starter
+from htcpool.runtime.starters import Starters, exit_update, forked_starters, spawn_starter
 from htcpool.startd import (
     CLAIMED_OR_MATCHED,
     ConfigSource,
@@ -132,7 +133,10 @@ class StartdService:
                            claim_secrets=claim_secret)
         self.device_env = DeviceEnvironment.from_config(config, self.core.inventory.names())
         daemon.layout.spool.mkdir(parents=True, exist_ok=True)
-        self.exits = PendingExits(daemon.layout.spool / f"{daemon.name}.exits.json", daemon.clock)
+        notes = daemon.layout.spool / f"{daemon.name}.exits.d"  # the starters' exit notes (runtime/exit_notes.py)
+        notes.mkdir(exist_ok=True)
+        self.exits = PendingExits(daemon.layout.spool / f"{daemon.name}.exits.json", daemon.clock, notes, _from_note)
+        self.exits.adopt()  # notes a killed startd's starters left
         self.schedds = ScheddLink(daemon, self.exits, self.handle)
         self.sensors = ScriptedSensors(daemon.layout.sensors, HostSensors(str(execute)))
         self.polling = float(config.get_int("POLLING_INTERVAL") or 5)
@@ -144,6 +148,7 @@ class StartdService:
                                  spawn=forked_starters(self.forkserver) if self.forkserver else spawn_starter,
                                  enforcement=enforcement_from_config(config), tell_core=self._to_core,
                                  renice=config.get_str("JOB_RENICE_INCREMENT"))
+        self.starters.notes = notes
         self.starters.slot_execute = slot_execute_dirs(config.get_str, [n for s in self.core.slots
                                                                               if (n := slot_number(s.name))])
         if os.geteuid() == 0 and not config.get_bool("DISABLE_SETUID", default=False):  # runtime/runas.py
@@ -222,13 +227,16 @@ class StartdService:
         the claim ended) is answered ``unknown claim``, so the schedd lets its job go at once
         instead of at the end of its lease."""
         if self.core.find_claim(message.claim_id) is None:
-            return Ok() if self.exits.get(message.claim_id) is not None else Ok(m.UNKNOWN_CLAIM)
+            return Ok() if self.schedds.exit_of(message.claim_id) is not None else Ok(m.UNKNOWN_CLAIM)
         return await self._to_core(message)
+
+    def _ours(self, claim_id: str) -> bool:
+        return self.core.find_claim(claim_id) is not None or claim_id in self.starters.running
 
     async def _reconnect(self, message: Reconnect) -> Any:
         slot = self.core.find_claim(message.claim_id)
         if slot is None:
-            pending = self.exits.get(message.claim_id)  # its job exited; the schedd has not heard
+            pending = self.schedds.exit_of(message.claim_id)  # its job exited; the schedd has not heard
             if pending is not None:
                 return ReconnectReply(message.claim_id, True, pending.slot, "Idle", pending.job)
             return ReconnectReply(message.claim_id, False)
@@ -271,6 +279,7 @@ class StartdService:
     async def on_timer(self, now: float) -> None:
         if now >= self.next_sensing:
             self.next_sensing = now + self.polling
+            self.schedds.late_notes(self._ours)
             await self._apply(self._readings(now))
         await self._apply(self.core.handle_timer(now))
 
@@ -288,6 +297,8 @@ class StartdService:
         schedd = self.claim_schedd.get(update.claim_id, schedd)
         if update.event != JobEvent.EXITED or update.killed or not schedd:
             self.to_schedd(schedd, update)
+            if update.event == JobEvent.EXITED:  # not kept: its starter's note is not needed either
+                self.exits.drop_note(update.claim_id)
             return
         slot = self.core.find_claim(update.claim_id)
         if slot is not None and not claim_closing(self.core, slot, self.daemon.clock()):
@@ -455,3 +466,8 @@ ACTIONS: dict[type, Handler] = {
     m.DaemonAction: StartdService._daemon_action,
     m.PolicyProblem: StartdService._policy_problem,
 }
+
+
+def _from_note(note: ExitNote) -> JobUpdate:
+    """A starter's note of its job's exit as the report the startd would have sent."""
+    return exit_update(note.context["claim_id"], note.context["slot"], note.event, killed=False)

@@ -64,6 +64,7 @@ from typing import IO, Any
 
 from htcpool.runtime import container
 from htcpool.runtime.confined import JobConfinement, Joiner
+from htcpool.runtime.exit_notes import write_note
 from htcpool.runtime.job_account import drop_to
 from htcpool.runtime.launch import LaunchError, LaunchSpec, signal_number
 from htcpool.runtime.starter_family import (
@@ -113,6 +114,7 @@ class Starter:
         self.stopped = False
         self.killed = False
         self.orphaned = False  # stdin closed: the startd is gone
+        self.told = False  # the startd asked for the job to be killed (a soft or hard kill)
         self.confinement = JobConfinement(spec.cgroup)
         self.sampler = JobUsageSampler(spec.scratch_dir, self.confinement.cgroup,
                                        assigned_devices(dict(spec.environment)))
@@ -196,6 +198,8 @@ class Starter:
         except (ValueError, KeyError):
             raise LaunchError(f"unknown command {cmd!r}") from None
         with self.lock:
+            if handler in (Starter._soft_kill, Starter._hard_kill):
+                self.told = True
             handler(self, message)
 
     def _suspend(self, message: dict[str, Any]) -> None:
@@ -312,17 +316,22 @@ class Starter:
         cgroup and the scratch directory: the job's processes are all gone by now (``wait``), and
         the slot may take its next job while this starter cleans up."""
         code = os.waitstatus_to_exitcode(status)
+        # Ended by itself: not killed on the startd's word, and not killed here because the startd
+        # went away while it ran (a leader that exited with a status did so before any SIGKILL).
+        alone = not self.told and (not self.orphaned or os.WIFEXITED(status))
         try:
-            problems = [] if self.orphaned else transfer_outputs(self.spec, output_names(self.spec, before))
-            self.emit(StarterEvent.EXITED, exit_code=code if code >= 0 else None,
-                      exit_signal=-code if code < 0 else None,
-                      user_cpu=max(rusage.ru_utime, self.sampler.user_cpu),
-                      sys_cpu=max(rusage.ru_stime, self.sampler.sys_cpu),
-                      wall=round(time.monotonic() - started, 3), rss_kb=self.sampler.rss_peak_kb,
-                      image_size_kb=self.sampler.image_size_kb, disk_usage_kb=self.sampler.disk_usage_kb,
-                      cpus_usage=self.sampler.cpus_usage(), killed=self.killed, transfer_errors=problems,
-                      **self.sampler.gpus.report(),
-                      oom=self.confinement.report(self.sampler.rss_peak_kb))
+            problems = transfer_outputs(self.spec, output_names(self.spec, before)) if alone or not self.orphaned else []
+            fields = dict(exit_code=code if code >= 0 else None, exit_signal=-code if code < 0 else None,
+                          user_cpu=max(rusage.ru_utime, self.sampler.user_cpu),
+                          sys_cpu=max(rusage.ru_stime, self.sampler.sys_cpu),
+                          wall=round(time.monotonic() - started, 3), rss_kb=self.sampler.rss_peak_kb,
+                          image_size_kb=self.sampler.image_size_kb, disk_usage_kb=self.sampler.disk_usage_kb,
+                          cpus_usage=self.sampler.cpus_usage(), killed=self.killed and not alone,
+                          transfer_errors=problems, **self.sampler.gpus.report(),
+                          oom=self.confinement.report(self.sampler.rss_peak_kb))
+            if alone and self.spec.exit_note:  # before the report, which a dying startd may never read
+                write_note(self.spec.exit_note, self.spec.exit_context, fields)
+            self.emit(StarterEvent.EXITED, **fields)
         finally:
             self.confinement.release()
             remove_scratch(self.spec)

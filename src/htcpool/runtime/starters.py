@@ -56,6 +56,7 @@ from htcpool.protocol import JobEvent, JobUpdate
 from htcpool.protocol import startd as m
 from htcpool.runtime.cgroups import CgroupSpec, JobCgroup
 from htcpool.runtime.confinement import Enforcement, cgroup_spec
+from htcpool.runtime.exit_notes import note_path
 from htcpool.runtime.forkserver import ForkServer
 from htcpool.runtime.job_setup import parse_renice, renice_increment, slot_number
 from htcpool.runtime.launch import DEFAULT_USAGE_INTERVAL, LaunchError, LaunchSpec, launch_spec
@@ -149,6 +150,8 @@ class Starters:
         #: where the startd runs as root: which account each job runs as (``runas``); None: the startd's
         self.run_as: RunAsSettings | None = None
         self.accounts: Callable[[str], Account | None] = os_account
+        #: where each starter notes its job's exit before reporting it (``exit_notes``); None: no notes
+        self.notes: Path | None = None
         if enforcement is not None:  # said once, when the startd starts
             for problem in enforcement.problems:
                 log.warning("%s", problem)
@@ -196,7 +199,7 @@ class Starters:
         try:
             spec = self._confine(launch_spec(action.job, starter.scratch, action.slot, extra_env or {}, machine_ad,
                                              self.wrapper, now=self.clock()), action, machine_ad)
-            spec = self._account(spec, action)
+            spec = self._noted(self._account(spec, action), action, schedd)
         except (LaunchError, RunAsError) as e:
             self._not_started(starter, JobUpdate(starter.claim_id, starter.slot, JobEvent.ERROR, message=str(e)))
             return
@@ -211,6 +214,14 @@ class Starters:
             log.warning("job on %s: %s", action.slot, "; ".join(problems))
         return replace(spec, cgroup=cgroup, usage_interval=enf.polling_interval, nice=renice_increment(self.renice, action),
                        update_interval=enf.update_interval, initial_update_interval=enf.initial_update_interval)
+
+    def _noted(self, spec: LaunchSpec, action: m.StartJob, schedd: str) -> LaunchSpec:
+        """The launch with where its starter notes the job's exit, and what the note names."""
+        if self.notes is None:
+            return spec
+        job = f"{action.job.get('ClusterId')}.{action.job.get('ProcId')}"
+        return replace(spec, exit_note=str(note_path(self.notes, action.claim_id)),
+                       exit_context={"claim_id": action.claim_id, "slot": action.slot, "schedd": schedd, "job": job})
 
     def _account(self, spec: LaunchSpec, action: m.StartJob) -> LaunchSpec:
         """The launch run as the account ``runas`` decides, with that account's ``HOME`` (as
@@ -336,17 +347,7 @@ class Starters:
     async def _exited(self, starter: RunningStarter, event: dict[str, Any]) -> None:
         self._forget(starter)
         if not event.get("reported_error"):
-            code, sig = as_number(event.get("exit_code")), as_number(event.get("exit_signal"))
-            oom = event.get("oom") if not starter.killed else None
-            hold = out_of_memory(starter.slot, oom) if isinstance(oom, dict) else {}
-            self.report(JobUpdate(
-                starter.claim_id, starter.slot, JobEvent.EXITED,
-                exit_code=None if code is None else int(code), exit_signal=None if sig is None else int(sig),
-                killed=starter.killed or bool(event.get("killed")) or bool(hold), wall=_real(event, "wall"),
-                user_cpu=_real(event, "user_cpu"), sys_cpu=_real(event, "sys_cpu"),
-                rss_kb=_whole(event, "rss_kb"), image_size_kb=_whole(event, "image_size_kb"),
-                disk_usage_kb=_whole(event, "disk_usage_kb"), cpus_usage=_real(event, "cpus_usage"),
-                **_gpu_fields(event), **hold), starter.schedd)
+            self.report(exit_update(starter.claim_id, starter.slot, event, starter.killed), starter.schedd)
         await self._ended(starter)
 
 
@@ -405,7 +406,24 @@ def job_attributes(u: JobUpdate, starter: RunningStarter) -> dict[str, Any]:
     return attrs
 
 
-def out_of_memory(slot: str, oom: dict[str, Any]) -> dict[str, Any]:
+def exit_update(claim_id: str, slot: str, event: Mapping[str, Any], killed: bool) -> JobUpdate:
+    """A starter's ``exited`` event as the startd's report to the schedd; ``killed`` when the
+    startd had the job killed. A job the kernel killed for its memory limit is held
+    (``out_of_memory``) unless the startd was killing it anyway."""
+    oom = event.get("oom") if not killed else None
+    hold = out_of_memory(slot, oom) if isinstance(oom, dict) else {}
+    code, sig = as_number(event.get("exit_code")), as_number(event.get("exit_signal"))
+    return JobUpdate(
+        claim_id, slot, JobEvent.EXITED,
+        exit_code=None if code is None else int(code), exit_signal=None if sig is None else int(sig),
+        killed=killed or bool(event.get("killed")) or bool(hold), wall=_real(event, "wall"),
+        user_cpu=_real(event, "user_cpu"), sys_cpu=_real(event, "sys_cpu"),
+        rss_kb=_whole(event, "rss_kb"), image_size_kb=_whole(event, "image_size_kb"),
+        disk_usage_kb=_whole(event, "disk_usage_kb"), cpus_usage=_real(event, "cpus_usage"),
+        **_gpu_fields(event), **hold)
+
+
+def out_of_memory(slot: str, oom: Mapping[str, Any]) -> dict[str, Any]:
     """The fields of an exit the kernel caused by the job's memory limit: held with HTCondor's
     code (34, JobOutOfResources) and message, as its starter words it."""
     limit, usage = as_number(oom.get("limit_mb")), as_number(oom.get("usage_mb"))
@@ -418,12 +436,12 @@ def out_of_memory(slot: str, oom: dict[str, Any]) -> dict[str, Any]:
             "message": f"Error from {slot}: {text}"}
 
 
-def _real(event: dict[str, Any], key: str) -> float:
+def _real(event: Mapping[str, Any], key: str) -> float:
     value = as_number(event.get(key))
     return 0.0 if value is None else float(value)
 
 
-def _gpu_fields(event: dict[str, Any]) -> dict[str, Any]:
+def _gpu_fields(event: Mapping[str, Any]) -> dict[str, Any]:
     """The job's GPU readings (``GPUsUsage``, ``GPUsMemoryUsage``) when the starter had any."""
     out: dict[str, Any] = {}
     for key in ("gpus_usage", "gpus_memory_mb"):
@@ -433,9 +451,9 @@ def _gpu_fields(event: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _whole(event: dict[str, Any], key: str) -> int:
+def _whole(event: Mapping[str, Any], key: str) -> int:
     value = as_number(event.get(key))
     return 0 if value is None else int(value)
 
 
-__all__ = ["RunningStarter", "Starter", "Starters", "forked_starters", "spawn_starter"]
+__all__ = ["RunningStarter", "Starter", "Starters", "exit_update", "forked_starters", "spawn_starter"]
