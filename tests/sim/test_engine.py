@@ -6,7 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from htcpool.protocol import JobEvent, JobUpdate
 from htcpool.sim.errors import SimInputError
+from htcpool.sim.transport import Transport
 from tests.sim.pool_files import rows, run, swf_line
 
 STATIC = "NEGOTIATOR_INTERVAL = 60\n"
@@ -169,3 +171,30 @@ def test_jobs_ending_together_free_their_slots_one_at_a_time(tmp_path: Path) -> 
     assert len(set(first_wave)) == 1, starts
     ended = first_wave[0] + 100
     assert second_wave == [ended, ended + 1, ended + 1, ended + 1], starts
+
+
+@pytest.mark.parametrize(("config", "expected"), [
+    ("", [8, 308, 608, 908]),  # HTCondor's defaults: STARTER_INITIAL_UPDATE_INTERVAL 8, then every 300 s
+    ("STARTER_UPDATE_INTERVAL = 400\nSTARTER_INITIAL_UPDATE_INTERVAL = 2\n", [2, 402, 802]),
+    ("STARTER_UPDATE_INTERVAL = 5\nSTARTER_INITIAL_UPDATE_INTERVAL = 30\n", [5 * n for n in range(1, 200)]),
+])
+def test_a_running_job_reports_its_usage_when_the_live_starter_would(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, config: str, expected: list[int]) -> None:
+    """The modelled starter sends the schedd its usage at STARTER_INITIAL_UPDATE_INTERVAL after the
+    start, then every STARTER_UPDATE_INTERVAL, as the live starter's reports reach the schedd (the
+    first at most the second: runtime.confinement.update_intervals)."""
+    reports: list[float] = []
+    started: list[float] = []
+    send = Transport.send
+
+    def spy(self: Transport, address: str, message: object) -> None:
+        if isinstance(message, JobUpdate) and message.event == JobEvent.USAGE:
+            reports.append(self.loop.now)
+        if isinstance(message, JobUpdate) and message.event == JobEvent.STARTED:
+            started.append(self.loop.now)
+        send(self, address, message)
+
+    monkeypatch.setattr(Transport, "send", spy)
+    summary = run(tmp_path, STATIC + config, "1 NUM_CPUS=1 MEMORY=1024\n", [swf_line(1, 0, 1000, user=1)])
+    assert summary["jobs_completed"] == 1 and len(started) == 1
+    assert [round(t - started[0]) for t in reports] == expected

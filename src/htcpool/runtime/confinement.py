@@ -99,18 +99,25 @@ def enforcement_from_config(config: ConfigReader, root: str = DEFAULT_ROOT,
     base = (config.get_str("BASE_CGROUP") or "").strip().strip("/")
     found: Detected = detector(root, base) if base else Detected(None, "BASE_CGROUP is empty")
     polling = config.get_int("CGROUP_POLLING_INTERVAL", default=5) or 5
-    update = config.get_int("STARTER_UPDATE_INTERVAL", default=int(STARTER_UPDATE_INTERVAL))
-    initial = config.get_int("STARTER_INITIAL_UPDATE_INTERVAL", default=8)
-    update_s = float(update) if update and update > 0 else STARTER_UPDATE_INTERVAL
+    initial_s, update_s = update_intervals(config)
     return Enforcement(
         version=found.version, reason=found.reason, root=root, base=base or "htcondor", policy=policy,
         hard_expr=config.get_str("CGROUP_HARD_MEMORY_LIMIT_EXPR") or "",
         low_expr=config.get_str("CGROUP_LOW_MEMORY_LIMIT_EXPR") or "",
         disable_swap=config.get_bool("DISABLE_SWAP_FOR_JOB", default=True) is not False,
         ignore_cache=config.get_bool("CGROUP_IGNORE_CACHE_MEMORY", default=True) is not False,
-        polling_interval=float(max(polling, 1)), update_interval=update_s,
-        initial_update_interval=float(min(initial, update_s)) if initial and initial > 0 else update_s,
+        polling_interval=float(max(polling, 1)), update_interval=update_s, initial_update_interval=initial_s,
         problems=tuple(problems))
+
+
+def update_intervals(config: ConfigReader) -> tuple[float, float]:
+    """(first, every): seconds from a job's start to its starter's first report to the schedd
+    (STARTER_INITIAL_UPDATE_INTERVAL, at most the second figure), and between the later ones
+    (STARTER_UPDATE_INTERVAL); HTCondor's defaults 8 and 300 where unset or not positive."""
+    update = config.get_int("STARTER_UPDATE_INTERVAL", default=int(STARTER_UPDATE_INTERVAL))
+    initial = config.get_int("STARTER_INITIAL_UPDATE_INTERVAL", default=8)
+    update_s = float(update) if update and update > 0 else STARTER_UPDATE_INTERVAL
+    return (float(min(initial, update_s)) if initial and initial > 0 else update_s), update_s
 
 
 def cgroup_spec(enforcement: Enforcement, job: ClassAd, slot_ad: ClassAd | None, scratch_dir: str,
@@ -160,4 +167,4 @@ def _knob(text: str, knob: str, slot_ad: ClassAd, job: ClassAd, ctx: EvalContext
     return int(value)
 
 
-__all__ = ["STARTER_UPDATE_INTERVAL", "Enforcement", "cgroup_spec", "enforcement_from_config"]
+__all__ = ["STARTER_UPDATE_INTERVAL", "Enforcement", "cgroup_spec", "enforcement_from_config", "update_intervals"]

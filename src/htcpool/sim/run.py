@@ -37,6 +37,7 @@ from typing import Any
 
 from htcpool.classad import ClassAd, as_number
 from htcpool.negotiator import CycleOutcome
+from htcpool.runtime.confinement import update_intervals
 from htcpool.schedd import LogEvent
 from htcpool.sim.central import COLLECTOR, NEGOTIATOR, CollectorDriver, NegotiatorDriver
 from htcpool.sim.defrag_driver import DefragDriver
@@ -90,6 +91,7 @@ class Simulation:
             raise SimInputError(options.machines, None, "no machines")
         total_cpus = 0.0
         settings = [(c, startd_settings(config, options.overrides, c, self.epoch)) for c in classes]
+        reports = update_intervals(read_pool_config(config, options.overrides, "STARTD", self.epoch))
         Path(options.out).mkdir(parents=True, exist_ok=True)
         self.recorder = Recorder(options.out, self.epoch, 0.0)
         self.startds: list[StartdDriver] = []
@@ -99,7 +101,7 @@ class Simulation:
             for name in names:
                 driver = StartdDriver(self.loop, self.transport, _named(base, name), collector=COLLECTOR,
                                       negotiator=NEGOTIATOR, schedd_address=self._schedd_address,
-                                      hooks=self.recorder, disk=None, owner=machine.owner)
+                                      hooks=self.recorder, disk=None, owner=machine.owner, reports=reports)
                 total_cpus += float(as_number(driver.core.totals.get("TotalCpus")) or 0)
                 self.startds.append(driver)
         self.recorder.total_cpus = total_cpus

@@ -10,9 +10,12 @@ The driver does what ``runtime/startd_service.py`` does, on the virtual clock an
 * ``StartJob`` starts a ``ModelledJob`` that "runs" for the job ad's ``SimRuntime`` seconds:
   it reports ``started`` at once and, at its end, ``exited`` (exit code 0) followed by
   ``StarterExited`` to the core, the events of a live starter. In between it reports its usage
-  (``usage``, the CPU time so far) every ``USAGE_INTERVAL`` seconds, the live starter's sampling
-  interval (``runtime/launch.py``), suspended or not, as the live starter does: each report renews the
-  schedd's lease on the claim (``JobLeaseDuration``), so a job longer than its lease runs through.
+  (``usage``, the CPU time so far) to the schedd when the live starter's reports would go
+  (``reports``: STARTER_INITIAL_UPDATE_INTERVAL after the start, then every
+  STARTER_UPDATE_INTERVAL, read from the pool's configuration as the live startd reads them,
+  ``runtime.confinement.update_intervals``), suspended or not: each report renews the schedd's
+  lease on the claim (``JobLeaseDuration``), so a job longer than its lease runs through. (The
+  live starter's readings between two reports stay inside its startd.)
   That report chain is the job's one timer besides its end. ``SuspendJob`` stops its clock,
   ``ContinueJob`` restarts it; ``SoftKill`` (signal 15), ``HardKill`` and ``KillStarterFamily``
   (signal 9) end it at once, reported ``killed``;
@@ -47,7 +50,8 @@ KFLOPS = 2_000_000
 SOFT_KILL_SIGNAL = 15
 HARD_KILL_SIGNAL = 9
 KEPT_NOTES = 100  # drain replies, daemon actions and policy problems kept per machine
-#: seconds between two usage reports of a running job: the live starter's sampling interval
+#: seconds between two usage reports of a running job where the driver is not told
+#: (``reports``); a local-universe job's reports (``schedd_driver``) keep this interval
 USAGE_INTERVAL = DEFAULT_USAGE_INTERVAL
 
 
@@ -81,8 +85,10 @@ class StartdDriver:
 
     def __init__(self, loop: EventLoop, transport: Transport, settings: StartdSettings, *,
                  collector: str, negotiator: str, schedd_address: Callable[[str], str | None],
-                 hooks: Hooks, disk: int | None = None, owner: OwnerActivity | None = None) -> None:
+                 hooks: Hooks, disk: int | None = None, owner: OwnerActivity | None = None,
+                 reports: tuple[float, float] = (USAGE_INTERVAL, USAGE_INTERVAL)) -> None:
         self.loop = loop
+        self.reports = reports  # (first, every): seconds between a job's start and its usage reports
         self.transport = transport
         self.collector = collector
         self.negotiator = negotiator
@@ -182,7 +188,7 @@ class StartdDriver:
         self._to_claim_schedd(a.claim_id, JobUpdate(a.claim_id, a.slot, JobEvent.STARTED, processes=1), job.schedd)
         self.hooks.job_running(job, now)
         self._schedule_end(job)
-        self.loop.at(now + USAGE_INTERVAL, Priority.JOB, lambda: self._report_usage(job))
+        self.loop.at(now + self.reports[0], Priority.JOB, lambda: self._report_usage(job))
 
     def _report_usage(self, job: ModelledJob) -> None:
         """The starter's periodic usage report (while the job is this machine's), and the next one."""
@@ -192,7 +198,7 @@ class StartdDriver:
         ran = job.runtime - self._remaining(job, now)
         self._to_claim_schedd(job.claim_id, JobUpdate(job.claim_id, job.slot, JobEvent.USAGE,
                                                       user_cpu=ran * job.cpus), job.schedd)
-        self.loop.at(now + USAGE_INTERVAL, Priority.JOB, lambda: self._report_usage(job))
+        self.loop.at(now + self.reports[1], Priority.JOB, lambda: self._report_usage(job))
 
     def _schedule_end(self, job: ModelledJob) -> None:
         generation = job.generation
