@@ -300,6 +300,7 @@ class NegotiationCycle:
             policy_nodes=nodes, weigh=weigh, weights=weights, context=self.context, candidate=candidate,
             live_names=live_slot if self.live_sensitive else frozenset(),
             shapes=shape_of, facts=facts, added=added,
+            settle_claims=not pol.allow_pslot_preemption,
             identity=self.decorator.identity if read & (live_slot - LIVE_SLOT_ATTRS) else None,
         )
         self.matchmaker = Matchmaker(

@@ -44,7 +44,7 @@ from htcpool.negotiator.exprinfo import closure, literal, number, value_key
 from htcpool.negotiator.outcomes import PreemptState
 from htcpool.negotiator.pslots import Candidate, MatchEval, NegKey, Permit, pslot_preemption
 from htcpool.negotiator.slotattrs import LIVE_REQUEST_ATTRS
-from htcpool.negotiator.slotclasses import FullClass, SlotTable, truth
+from htcpool.negotiator.slotclasses import FullClass, MatchClass, SlotTable, truth
 from htcpool.negotiator.walks import Cursor, Walk
 
 __all__ = ["Candidate", "MatchEval", "Matchmaker", "Permit"]
@@ -77,6 +77,10 @@ class Matchmaker:
         self.limit_rejected = False
         #: claimed classes whose PREEMPTION_REQUIREMENTS failed, per (autocluster, token)
         self._policy_rejected: dict[tuple[Hashable, Hashable], list[FullClass]] = {}
+        #: match classes of settled claimed slots only, per (autocluster, token), with the job their
+        #: lists were built for: their Requirements matter only for a rejection's reason, so they
+        #: are evaluated then (``_refused_by_policy``), with the same job and cache key
+        self._settled: dict[tuple[Hashable, Hashable], tuple[ClassAd, list[MatchClass]]] = {}
         #: sets a claimed class's live attributes before its expressions are evaluated (or None)
         self.refresh_class = refresh_class
         #: requirements results: token → (job projection, match key) → result
@@ -186,6 +190,8 @@ class Matchmaker:
         out: list[list[tuple[NegKey, FullClass]]] = []
         policy_rejected: list[FullClass] = []
         self._policy_rejected[(sig, token)] = policy_rejected
+        settled: list[MatchClass] = []
+        self._settled[(sig, token)] = (job, settled)
         for m in t.match_classes.values():
             if not m.left:
                 continue  # every slot taken: never a candidate again in this cycle
@@ -193,6 +199,9 @@ class Matchmaker:
                 for f in m.full:
                     self.refresh_class(f)
             first = m.full[0]
+            if first.settled and len(m.full) == 1:
+                settled.append(m)  # never a candidate: see ``_refused_by_policy``
+                continue
             if self.requirements(sig, token, job, m.rep, m.key, t.cp_resources[first.slots[0]]) is None:
                 continue
             if m.static_order is not None and not dep:
@@ -314,11 +323,22 @@ class Matchmaker:
 
     def _refused_by_policy(self, submitter: str, sig: Hashable, token: Hashable) -> bool:
         """Whether an available slot of another user was refused by PREEMPTION_REQUIREMENTS."""
-        available = self.table.available
-        return any(
+        t = self.table
+        available = t.available
+        if any(
             f.remote_user != submitter and f.head(available) is not None
             for f in self._policy_rejected.get((sig, token), ())
-        )
+        ):
+            return True
+        job, settled = self._settled.get((sig, token), (None, []))
+        for m in settled:
+            f = m.full[0]
+            if f.remote_user == submitter or f.head(available) is None:
+                continue
+            assert job is not None
+            if self.requirements(sig, token, job, m.rep, m.key, t.cp_resources[f.slots[0]]) is not None:
+                return True
+        return False
 
     # ------------------------------------------------------------------ the non-stable cache checks
     def _still_valid(self, key: NegKey, idx: int, job: ClassAd) -> bool:
@@ -349,6 +369,7 @@ class Matchmaker:
             self._req.pop(old, None)
             self._lists.pop((sig, old, False), None)
             self._policy_rejected.pop((sig, old), None)
+            self._settled.pop((sig, old), None)
             self._walks.pop((submitter, sig, old, rank_only), None)
         base = token[1] if isinstance(token, tuple) and token[:1] == ("fresh",) else token
         new = ("fresh", base, self.fresh_scans)

@@ -16,7 +16,9 @@ the current ad of a consumption-policy p-slot whose resources shrink during the 
 A class keeps its slots in input order, so ties are broken by input order. What is read from
 each slot ad alone (its name, remote user, consumption resources, the value keys of the match and
 rank names) comes from its ``SlotFacts`` (``slotmemo``), kept across cycles while the ad is the same
-object; the attributes the cycle set in a decorated copy are read from the copy.
+object; the attributes the cycle set in a decorated copy are read from the copy. A claimed slot
+that no job can preempt (``SlotTable._settled``) joins its match class's one settled class,
+which is never a candidate and has no ranks.
 """
 
 from __future__ import annotations
@@ -45,6 +47,12 @@ def truth(v: object) -> bool:
     """Whether a value counts as true where HTCondor wants a boolean (non-zero numbers do)."""
     t = type(v)
     return v is True or ((t is int or t is float) and v != 0)
+
+
+def never_true(node: Node | None) -> bool:
+    """Whether PREEMPTION_REQUIREMENTS (``node``) is a literal that is not true (HTCondor's
+    default ``False``): then no claimed slot can be preempted by reason of priority."""
+    return type(node) is Literal and not truth(node.value)
 
 
 def remote_user_for_preemption(slot: ClassAd, context: EvalContext) -> str | None:
@@ -91,6 +99,8 @@ class FullClass:
     dependent: frozenset[str] = frozenset()
     consumption: bool = False
     pos: int = 0  # slots before this index are no longer available (for everyone)
+    #: the claimed slots of a match class that no job can preempt (``SlotTable.settled``)
+    settled: bool = False
 
     def head(self, available: list[bool]) -> int | None:
         slots, p = self.slots, self.pos
@@ -131,6 +141,7 @@ class SlotTable:
         identity: Callable[[ClassAd], Hashable] | None = None,
         facts: Sequence[SlotFacts] | None = None,
         added: Sequence[tuple[str, ...]] | None = None,
+        settle_claims: bool = False,
     ) -> None:
         self.ads: list[ClassAd] = list(slots)
         self.context = context
@@ -180,6 +191,8 @@ class SlotTable:
         self._rank_pos = {n: k for k, n in enumerate(self.rank_names)}
         self.match_classes: dict[Hashable, MatchClass] = {}
         self.full_classes: dict[Hashable, FullClass] = {}
+        #: whether claimed slots whose RANK cannot beat their CurrentRank are settled (``_settled``)
+        self.settle_claims = settle_claims and not live_names and never_true(policy_nodes.get("preq"))
         self.full_of: list[FullClass | None] = []
         for i, ad in enumerate(self.ads):
             self.full_of.append(self._place(i, ad) if candidate is None or candidate[i] else None)
@@ -312,6 +325,12 @@ class SlotTable:
             current = number(ad.evaluate("PreemptingRank", self.context))
         if current is None:
             current = (number(ad.evaluate("CurrentRank", self.context)) if "currentrank" in exprs else None) or 0.0
+        if remote is not None and self.settle_claims and self.cp_resources[i] is None \
+                and self._settled(ad, current):
+            held = self._settled_class(m, ad, remote)
+            held.slots.append(i)
+            m.left += 1
+            return held
         fkey = (mkey, current, self._values(i, self.rank_names, self._rank_pos))
         f = self.full_classes.get(fkey)
         if f is None:
@@ -324,6 +343,32 @@ class SlotTable:
             m.full.append(f)
         f.slots.append(i)
         m.left += 1
+        return f
+
+    @staticmethod
+    def _settled(ad: ClassAd, current: float) -> bool:
+        """Whether claimed slot ``ad`` (whose CurrentRank, or PreemptingRank, is ``current``) can
+        be preempted by no job: its RANK is absent or a literal not above ``current`` (no rank
+        preemption: the HTCondor manual's "Negotiation" needs RANK strictly above it), and the
+        table's PREEMPTION_REQUIREMENTS is never true (no priority preemption)."""
+        node = ad._exprs.get("rank")
+        if node is None:
+            return current >= 0.0
+        if type(node) is not Literal:
+            return False
+        return (number(node.value) or 0.0) <= current
+
+    def _settled_class(self, m: MatchClass, ad: ClassAd, remote: str) -> FullClass:
+        """The one full class of match class ``m`` that holds its settled claimed slots: never a
+        candidate (``sort_key`` is None), refused by PREEMPTION_REQUIREMENTS for every job, so
+        neither its ranks nor its slots' rank values are worked out."""
+        fkey = ("settled", m.key)
+        f = self.full_classes.get(fkey)
+        if f is None:
+            f = FullClass(len(self.full_classes), m, ad, [], True, remote, 0.0,
+                          static={"preq": 0.0}, settled=True)
+            self.full_classes[fkey] = f
+            m.full.append(f)
         return f
 
     def take(self, i: int) -> None:
@@ -382,6 +427,8 @@ class SlotTable:
     def sort_key(self, f: FullClass, job: ClassAd, job_rank: float) -> tuple[float, ...] | None:
         """The negated (pre-job rank, job rank, post-job rank, reason, PREEMPTION_RANK), or None
         when the class is no candidate for this job (claimed and neither Rank nor Priority)."""
+        if f.settled:
+            return None
         pre = self.component(f, "pre", job)
         post = self.component(f, "post", job)
         if not f.claimed:
