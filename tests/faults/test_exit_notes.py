@@ -10,20 +10,33 @@ a second time.
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
+import io
 import json
 import os
 import signal
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from htcpool.protocol import JobEvent, JobUpdate
+from htcpool.protocol import Command, DaemonCommand, How, JobEvent, JobUpdate, Ok
+from htcpool.protocol import startd as m
+from htcpool.protocol.startd import UNKNOWN_CLAIM, Alive
 from htcpool.runtime.exit_notes import ExitNote, note_path, write_note
+from htcpool.runtime.layout import PoolLayout
 from htcpool.runtime.pending_exits import KEEP, PendingExits
+from htcpool.runtime.starter import EventWriter, Starter
 from htcpool.runtime.starters import exit_update
-from tests.e2e.pool import LivePool, script
-from tests.runtime.inprocess import T0, Clock
+from tests.e2e.pool import LivePool, process_state, script
+from tests.runtime.inprocess import T0, Clock, run
+from tests.runtime.test_startd_service import Startd, job, settle
+from tests.runtime.test_starter import make_spec
+from tests.runtime.test_starter import run as starter_run
+from tests.runtime.test_starter import script as starter_script
+from tests.runtime.test_starter import start as starter_start
 
 CONTEXT = {"claim_id": "c1#secret", "slot": "slot1_1@exec.test", "schedd": "schedd@pool.test", "job": "4.2"}
 EVENT = {"event": "exited", "exit_code": 3, "exit_signal": None, "wall": 1.5, "user_cpu": 0.25, "killed": False}
@@ -79,6 +92,112 @@ def test_a_damaged_or_old_note_is_set_aside_or_dropped_and_the_startd_goes_on(tm
     assert sorted(p.name for p in notes.iterdir()) == ["torn.damaged", "wrong.damaged"]
 
 
+def test_a_noted_exit_the_schedd_no_longer_knows_is_dropped_once_answered(tmp_path: Path) -> None:
+    """The next startd sends a note's exit at start; the schedd, which has let the claim go,
+    answers ``unknown claim``: the exit is dropped from the table and from disk, and the claim
+    is unknown from then on."""
+    layout = PoolLayout(tmp_path / "pool")
+    layout.make()
+    notes = layout.spool / "startd.exits.d"
+    notes.mkdir(parents=True)
+    note = note_path(notes, CONTEXT["claim_id"])
+    write_note(str(note), CONTEXT, EVENT)
+    os.utime(note, (T0, T0))
+    startd = Startd(tmp_path)
+
+    async def test() -> None:
+        await startd.begin()
+        [sent] = [u for u in startd.posted.of(JobUpdate) if u.claim_id == CONTEXT["claim_id"]]
+        assert (sent.event, sent.exit_code, sent.slot) == (JobEvent.EXITED, 3, CONTEXT["slot"])
+        assert await startd.service.handle(Alive(CONTEXT["claim_id"])) == Ok()  # answered while pending
+        await startd.posted.answer(sent, Ok(UNKNOWN_CLAIM))
+        await asyncio.to_thread(startd.service.exits.close)
+        assert startd.service.exits.get(CONTEXT["claim_id"]) is None
+        assert await startd.service.handle(Alive(CONTEXT["claim_id"])) == Ok(UNKNOWN_CLAIM)
+
+    run(test)
+    assert list(notes.iterdir()) == []
+    assert PendingExits(layout.spool / "startd.exits.json", startd.clock).items == {}
+
+
+def test_a_job_that_ended_before_the_startd_killed_it_is_reported_as_it_ended(tmp_path: Path) -> None:
+    """The startd vacates the claim (a hard kill) just as the job ends by itself: the starter
+    says the kill found the job already ended (``killed`` false), and the startd reports that
+    end as the job's own, so the schedd completes the job instead of running it again."""
+    s = Startd(tmp_path)
+
+    async def test() -> None:
+        await s.begin()
+        cid = await s.claim(job(tmp_path))
+        await s.service.handle(m.ActivateClaim(cid, job(tmp_path)))
+        await settle()
+        assert await s.service.handle(DaemonCommand(Command.VACATE, How.FAST)) == Ok()
+        await settle()
+        [starter] = s.started
+        assert starter.commands == ["hard_kill"]
+        starter.on_event({"event": "exited", "exit_code": 0, "exit_signal": None, "wall": 1.0, "killed": False})
+        await settle()
+        [exited] = [u for u in s.posted.of(JobUpdate) if u.event is JobEvent.EXITED]
+        assert (exited.exit_code, exited.killed) == (0, False), exited
+
+    run(test)
+
+
+def _starter_case(tmp_path: Path, body: str) -> tuple[dict[str, object], Path]:
+    """A real starter whose job runs ``body``: stopped once the job has started, then its startd
+    gone (stdin closed) before it is let go on. The ``exited`` event it reports, and where its
+    note would be."""
+    note = tmp_path / "note.json"
+    spec = dataclasses.replace(make_spec(tmp_path, starter_script(tmp_path, body)), exit_note=str(note),
+                               exit_context=CONTEXT)
+    seen: dict[str, object] = {}
+
+    async def test() -> None:
+        handle, events, _ = await starter_start(spec)
+        handle.process.send_signal(signal.SIGSTOP)  # the starter sees nothing of what follows
+        try:
+            await handle.close()  # the startd is gone
+        finally:
+            handle.process.send_signal(signal.SIGCONT)
+        seen.update(await events.until("exited"))
+
+    starter_run(test)
+    return seen, note
+
+
+def test_a_job_that_ended_before_its_startd_went_away_is_noted_as_it_ended(tmp_path: Path) -> None:
+    """The job ends by a signal of its own; then, before its starter has looked, the startd goes
+    away (the starter's ``abandon``, as when its stdin closes). The end came first, so it is the
+    job's own, not a run the starter cut short: reported as it ended and noted for the next
+    startd. Run in this process, so the order is the test's."""
+    note = tmp_path / "note.json"
+    spec = dataclasses.replace(make_spec(tmp_path, starter_script(tmp_path, "kill -TERM $$\n")),
+                               exit_note=str(note), exit_context=CONTEXT)
+    out = io.StringIO()
+    starter = Starter(spec, EventWriter(out))
+    before = starter.start()
+    assert starter.proc is not None
+    deadline = time.monotonic() + 10
+    while process_state(starter.proc.pid) != "Z":  # ended, not yet reaped
+        assert time.monotonic() < deadline, f"the job did not end: {process_state(starter.proc.pid)}"
+        time.sleep(0.01)
+    starter.abandon()
+    status, rusage = starter.wait()
+    starter.finish(before, status, rusage, time.monotonic())
+    [exited] = [e for e in map(json.loads, out.getvalue().splitlines()) if e["event"] == "exited"]
+    assert (exited["exit_signal"], exited["killed"]) == (signal.SIGTERM, False), exited
+    data = json.loads(note.read_text())
+    assert data["context"] == CONTEXT and data["event"]["exit_signal"] == signal.SIGTERM, data
+    assert not data["event"]["killed"]
+
+
+def test_a_job_still_running_when_its_startd_went_away_is_not_noted(tmp_path: Path) -> None:
+    """Its starter kills it: that run is lost (the job runs again), so nothing is noted."""
+    event, note = _starter_case(tmp_path, "sleep 30\n")
+    assert event["exit_signal"] == signal.SIGKILL, event
+    assert not note.exists()
+
+
 @pytest.fixture
 def pool(tmp_path: Path) -> Iterator[LivePool]:
     live = LivePool(tmp_path / "p")
@@ -95,7 +214,7 @@ def test_a_job_that_ended_while_its_startd_was_killed_is_completed_once(pool: Li
     starts.touch()
     starts.chmod(0o666)
     exe = script(pool.jobs_dir, "job.sh", 'echo start >> "$2"\nsleep 2\necho run >> "$1"\n')
-    cluster = pool.submit(f"executable = {exe}\narguments = {runs} {starts}\nqueue\n")
+    cluster = pool.submit(f"executable = {exe}\narguments = {runs} {starts}\nlog = job.log\nqueue\n")
     pool.wait_for(lambda: starts.read_text(), 60, "the job to start", show=lambda: pool.jobs())
     startd = pool.pid_of("startd")
     notes = pool.layout.spool / "startd.exits.d"
@@ -111,5 +230,8 @@ def test_a_job_that_ended_while_its_startd_was_killed_is_completed_once(pool: Li
     assert (runs.read_text(), starts.read_text()) == ("run\n", "start\n"), "the job ran more than once"
     [done] = pool.history(f"ClusterId == {cluster}")
     assert done.get("ExitCode") == 0 and done.get("JobStatus") == 4, done
+    events = [line.split(" ")[0] for line in (pool.jobs_dir / "job.log").read_text().splitlines()
+              if line[:4] in ("000 ", "001 ", "004 ", "005 ")]
+    assert events == ["000", "001", "005"], f"one start and one end expected: {events}"
     pool.wait_for(lambda: not list(notes.glob("*.json")), 30, "the note removed once the exit was kept",
                   show=lambda: list(notes.iterdir()))

@@ -109,7 +109,8 @@ class FakeStarter:
     def exits(self, code: int = 0) -> None:
         self.done = True
         self.on_event({"event": "exited", "exit_code": code, "exit_signal": None, "wall": 3.0,
-                       "user_cpu": 1.5, "sys_cpu": 0.5, "rss_kb": 2048, "killed": False})
+                       "user_cpu": 1.5, "sys_cpu": 0.5, "rss_kb": 2048,
+                       "killed": any(c.split()[0] in ("soft_kill", "hard_kill") for c in self.commands)})
 
 
 class Startd:

@@ -22,8 +22,9 @@ the cgroup file system:
 (pure). ``detect`` says which layout a machine has, or why there is none usable.
 ``JobCgroup`` makes the cgroup (``create``), takes a process (``join``), reads
 ``usage``, kills every process in it (``kill_all``: ``cgroup.kill`` on v2, else the v1
-freezer around SIGKILL of every pid in ``cgroup.procs``) and removes it (``remove``); the
-starter's use of it is ``confined``. Nothing here reads ClassAds: the starter imports it.
+freezer around SIGKILL of every pid in ``cgroup.procs``; never the calling process) and removes
+it (``remove``); the starter's use of it is ``confined``, the moves of processes between
+cgroups ``cgroup_moves``. Nothing here reads ClassAds: the starter imports it.
 """
 
 from __future__ import annotations
@@ -284,11 +285,17 @@ class JobCgroup:
         kill_file = os.path.join(self.dirs.get("unified", ""), "cgroup.kill")
         freezer = self.dirs.get("freezer")
         deadline = time.monotonic() + patience
+        me = os.getpid()
         while True:
-            pids = self._all_pids()
+            found = self.members()
+            pids = [p for p in found if p != me]
             if not pids:
                 return True
-            if self.spec.version is CgroupVersion.V2 and os.path.exists(kill_file):
+            if me in found:  # never itself (a starter the kernel kept inside): one by one, nothing frozen
+                for pid in pids:
+                    with contextlib.suppress(ProcessLookupError, PermissionError):
+                        os.kill(pid, signal.SIGKILL)
+            elif self.spec.version is CgroupVersion.V2 and os.path.exists(kill_file):
                 with contextlib.suppress(OSError):
                     _write(kill_file, "1")
             else:
@@ -301,7 +308,8 @@ class JobCgroup:
                 return False
             time.sleep(0.01)
 
-    def _all_pids(self) -> list[int]:
+    def members(self) -> list[int]:
+        """Every live process in the job's cgroups and the cgroups below them."""
         found: set[int] = set()
         for path in self.dirs.values():
             for dirpath, _, _ in os.walk(path):

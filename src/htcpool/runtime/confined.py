@@ -6,9 +6,11 @@ be made, or a job that could not enter it, leaves the job unconfined; a limit th
 leaves it without that limit; each is kept in ``problems`` for the ``started`` event, which the
 startd logs.
 
-* ``joiner()`` is the ``preexec_fn`` of the job's process: between fork and exec the child
-  writes itself into the cgroup (the files opened beforehand, so the child only writes), so
-  nothing the job forks can be outside it; ``check_entered(pid)`` verifies it afterwards.
+* ``entry()`` puts the job's first process into the cgroup before the job's first instruction,
+  so nothing the job forks can be outside it (``CgroupEntry``: the starter steps into the
+  cgroup around the job's start, or else the job's process joins between fork and exec);
+  ``check_entered(pid)`` verifies it afterwards, ``empty()`` says whether anything of the job
+  is left.
 * ``oom_killed(count)`` is true once, the first time the kernel's OOM-kill count is above zero
   while the starter itself was not killing the job: the starter then kills the rest of the job
   and reports the limit and the peak (``report``) with its exit.
@@ -20,34 +22,80 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
+from collections.abc import Callable, Iterator
 
+from htcpool.runtime.cgroup_moves import home_procs_files
 from htcpool.runtime.cgroups import MB, CgroupError, CgroupSpec, JobCgroup
 
 
-class Joiner:
-    """Puts the calling process into the job's cgroup: the ``preexec_fn`` of the job's process,
-    run in the child between fork and exec. The files are opened beforehand, in the starter,
-    so the child only writes (``0`` names the writer itself); a failure there is caught by the
-    starter's check that the job is inside."""
+class CgroupEntry:
+    """How the job's first process gets into the job's cgroup, so that it and everything it starts
+    is confined from its first instruction. The files are opened beforehand.
 
-    def __init__(self, cgroup: JobCgroup) -> None:
-        self.fds: list[int] = []
-        for file in cgroup.procs_files():
-            try:
-                self.fds.append(os.open(file, os.O_WRONLY))
-            except OSError:
-                continue
+    * By the starter (``by_starter``, where the starter can find its own cgroups): around the
+      job's start (``around``) the starter writes itself into the job's cgroup and back into its
+      own after. The job's process is born inside and runs no Python between fork and exec, so
+      ``subprocess`` can use ``vfork``.
+    * Otherwise by the job's process: ``hook`` is its ``preexec_fn``, which writes the process
+      into the cgroup between fork and exec (``0`` names the writer itself).
 
-    def __call__(self) -> None:
-        for fd in self.fds:
+    A write that fails leaves the job outside, which the starter's check that the job is inside
+    (``JobConfinement.check_entered``) catches."""
+
+    def __init__(self, cgroup: JobCgroup, by_starter: bool) -> None:
+        wanted = cgroup.procs_files()
+        self.into = _open_all(wanted)
+        home = home_procs_files(cgroup) if by_starter else None
+        self.home = _open_all(home or [])
+        self.by_starter = home is not None and len(self.home) == len(home) and len(self.into) == len(wanted)
+
+    @property
+    def hook(self) -> Callable[[], None] | None:
+        """The ``preexec_fn`` that puts the job's process in the cgroup; None when the starter does."""
+        return None if self.by_starter else self._join
+
+    def _join(self) -> None:
+        for fd in self.into:
             with contextlib.suppress(OSError):
                 os.write(fd, b"0")
 
+    @contextlib.contextmanager
+    def around(self) -> Iterator[None]:
+        """The starter inside the job's cgroup for the block (when ``by_starter``)."""
+        if not self.by_starter:
+            yield
+            return
+        try:
+            self._join()
+            yield
+        finally:
+            self._go_home()
+
+    def _go_home(self) -> None:
+        for fd in self.home:
+            for attempt in range(3):
+                try:
+                    os.write(fd, b"0")
+                    break
+                except OSError as e:
+                    if attempt == 2:  # its cgroup's kill_all spares it (``cgroups``)
+                        print(f"starter: cannot leave the job's cgroup: {e}", file=sys.stderr, flush=True)
+
     def close(self) -> None:
-        for fd in self.fds:
+        for fd in (*self.into, *self.home):
             with contextlib.suppress(OSError):
                 os.close(fd)
-        self.fds = []
+        self.into, self.home = [], []
+
+
+def _open_all(files: list[str]) -> list[int]:
+    """Each file opened for writing; those that cannot be are left out."""
+    fds = []
+    for file in files:
+        with contextlib.suppress(OSError):
+            fds.append(os.open(file, os.O_WRONLY))
+    return fds
 
 
 def open_job_cgroup(spec: CgroupSpec | None) -> tuple[JobCgroup | None, list[str]]:
@@ -71,8 +119,13 @@ class JobConfinement:
         self.oom = False
         self.peak_bytes = 0  # the kernel's count, read before the cgroup is removed
 
-    def joiner(self) -> Joiner | None:
-        return Joiner(self.cgroup) if self.cgroup is not None else None
+    def entry(self, by_starter: bool) -> CgroupEntry | None:
+        """How the job enters its cgroup (``CgroupEntry``); None without one."""
+        return CgroupEntry(self.cgroup, by_starter) if self.cgroup is not None else None
+
+    def empty(self) -> bool | None:
+        """Whether no process of the job is left in its cgroup; None without one."""
+        return None if self.cgroup is None else not self.cgroup.members()
 
     def check_entered(self, pid: int) -> None:
         """The job must be in its cgroup; if it could not enter, it runs without one."""
@@ -122,4 +175,4 @@ def _gone(pid: int) -> bool:
         return True
 
 
-__all__ = ["JobConfinement", "Joiner", "open_job_cgroup"]
+__all__ = ["CgroupEntry", "JobConfinement", "open_job_cgroup"]

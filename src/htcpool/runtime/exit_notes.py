@@ -12,6 +12,8 @@ So the starter writes the exit down itself before it reports it: one small JSON 
 what the startd would add to it (the schedd, the job's id, the slot). It does so only for a job
 that ended by itself: not for one its startd told it to kill, nor for one it killed because its
 startd went away while the job still ran (that run is lost, as when an execute point is lost).
+A kill or a lost startd that reaches the starter after the job's process has exited does not
+count: the starter looks at the unreaped process first, so that exit is noted and reported.
 The file is not synced: it guards against the startd being killed, not against the host
 crashing, which takes the starter and its job down too; a sync would lengthen every job's
 report by a disk write.

@@ -15,7 +15,10 @@ How it works:
   server's descriptors, moves the received ones to 0, 1 and 2, and runs ``starter.run``
   (which ends with ``os._exit``);
 * a request is one ``socket.send_fds`` message: ``S <n>`` and the three descriptors (the
-  starter's stdin, stdout and stderr); the answer is ``P <n> <pid> 1`` with a pidfd of the
+  starter's stdin, stdout and stderr). The startd has already written the starter's first line
+  (its launch description) into the stdin pipe, as much as the pipe holds, so the starter reads
+  it as soon as it runs instead of waiting for the startd to hear the answer; the rest, if any,
+  follows then. The answer is ``P <n> <pid> 1`` with a pidfd of the
   child attached (opened by the server before it can reap the child, so the startd's signals
   go to that process even if its pid is later reused), or ``F <n> <why>``;
 * the server reaps its children (SIGCHLD wakes its loop through ``signal.set_wakeup_fd``)
@@ -182,6 +185,19 @@ class ForkedStarter:
         self.send_signal(signal.SIGKILL)
 
 
+def _prefill(fd: int, data: bytes) -> bytes:
+    """Write what fits of ``data`` into the empty pipe ``fd`` now, without blocking; the rest.
+    The starter then finds its first line waiting when it starts, instead of waiting for the
+    startd to hear the server's answer and write it."""
+    if not data:
+        return b""
+    os.set_blocking(fd, False)
+    try:
+        return data[os.write(fd, data):]
+    except BlockingIOError:
+        return data
+
+
 async def _send_fds(sock: socket.socket, data: bytes, fds: list[int]) -> None:
     """``socket.send_fds`` on a non-blocking socket, waiting while the server is behind."""
     for _ in range(1000):
@@ -225,8 +241,8 @@ class ForkServer:
     def running(self) -> bool:
         return self.sock is not None
 
-    async def spawn(self, stderr_path: str | None) -> ForkedStarter:
-        """A new starter; OSError when none can be forked."""
+    async def spawn(self, stderr_path: str | None, first: bytes = b"") -> ForkedStarter:
+        """A new starter whose stdin begins with ``first``; OSError when none can be forked."""
         loop = asyncio.get_running_loop()
         async with self._lock:
             if self.sock is None:
@@ -234,6 +250,7 @@ class ForkServer:
             assert self.sock is not None
             in_r, in_w = os.pipe()
             out_r, out_w = os.pipe()
+            rest = _prefill(in_w, first)
             err = os.open(stderr_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644) if stderr_path \
                 else os.open(os.devnull, os.O_WRONLY)
             self._serial += 1
@@ -257,15 +274,17 @@ class ForkServer:
             os.close(in_w)
             os.close(out_r)
             raise
-        return await self._wrap(pid, pidfd, in_w, out_r)
+        return await self._wrap(pid, pidfd, in_w, out_r, rest)
 
-    async def _wrap(self, pid: int, pidfd: int, in_w: int, out_r: int) -> ForkedStarter:
+    async def _wrap(self, pid: int, pidfd: int, in_w: int, out_r: int, rest: bytes) -> ForkedStarter:
         loop = asyncio.get_running_loop()
         reader = asyncio.StreamReader(limit=2 ** 20)
         await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(out_r, "rb", 0))
         transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin,
                                                             os.fdopen(in_w, "wb", 0))
         writer = asyncio.StreamWriter(transport, protocol, None, loop)
+        if rest:  # what did not fit in the pipe before the fork, ahead of anything else
+            writer.write(rest)
         child = ForkedStarter(pid, pidfd, writer, reader)
         self._children[pid] = child
         if pid in self._early:

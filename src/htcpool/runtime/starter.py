@@ -17,7 +17,9 @@ when the kernel killed the job for its memory limit), or ``error`` when the job
 cannot be started, after which the starter exits.
 
 With ``spec.cgroup`` the job runs in a cgroup of its own (``confined``): made
-before the job starts, entered by the job's process before it execs, read for
+before the job starts and entered before the job's first instruction (the starter steps into
+it around the job's fork, so the job is born inside and ``subprocess`` can ``vfork``; a reniced
+job, or one run as another account, enters it itself between fork and exec), read for
 the usage (``usage.JobUsageSampler``), watched for OOM kills (the rest of the
 job is then killed and ``exited`` carries the limit and the peak), emptied of
 every process at the end and removed. A cgroup that cannot be made, or a job
@@ -32,7 +34,8 @@ that left it (``setsid``), so none escapes suspension or the final kill. One thr
 for the leader's exit on a pidfd (at once when it exits; naps of 50 ms where the kernel has no
 pidfds), checks it with ``waitid(WNOHANG | WNOWAIT)`` and samples usage between. The leader is left a zombie for a moment, which keeps its
 process-group id from being reused while the remaining members are SIGKILLed;
-then it is reaped, outputs go back to ``Iwd`` and ``exited`` is written; the cgroup and the
+then it is reaped (with a cgroup, the cgroup's emptiness says that nothing of the job is left,
+without a walk of the process table), outputs go back to ``Iwd`` and ``exited`` is written; the cgroup and the
 scratch directory are removed after that, off the path from the job's end to its report. End of file on stdin means the startd is gone: the
 group is SIGKILLed and nothing is transferred. SIGTERM, SIGHUP or SIGINT to the
 starter itself does the same. The peak resident set size comes from the samples
@@ -63,14 +66,16 @@ from collections.abc import Callable
 from typing import IO, Any
 
 from htcpool.runtime import container
-from htcpool.runtime.confined import JobConfinement, Joiner
+from htcpool.runtime.confined import CgroupEntry, JobConfinement
 from htcpool.runtime.exit_notes import write_note
-from htcpool.runtime.job_account import drop_to
+from htcpool.runtime.job_account import drop_to, switching
 from htcpool.runtime.launch import LaunchError, LaunchSpec, signal_number
 from htcpool.runtime.starter_family import (
     become_subreaper,
     exit_watch,
     job_process_count,
+    leader_exited,
+    reap_family,
     signal_strays,
 )
 from htcpool.runtime.starter_sandbox import (
@@ -84,8 +89,6 @@ from htcpool.runtime.starter_sandbox import (
 )
 from htcpool.runtime.starter_wire import StarterCommand, StarterEvent
 from htcpool.runtime.usage import JobUsageSampler, UpdateSchedule, assigned_devices
-
-_CLEANUP_DEADLINE = 5.0
 
 
 class EventWriter:
@@ -118,31 +121,41 @@ class Starter:
         self.confinement = JobConfinement(spec.cgroup)
         self.sampler = JobUsageSampler(spec.scratch_dir, self.confinement.cgroup,
                                        assigned_devices(dict(spec.environment)))
-        self.joining: Joiner | None = None
+        self.entry: CgroupEntry | None = None
 
     def _spawn(self, streams: list[IO[bytes]]) -> subprocess.Popen[bytes]:
         """Start the job. "Text file busy" (ETXTBSY) is retried for a moment: Linux refuses to run
         a file some process still holds open for writing, which a just-written script can be
         while any process that inherited the descriptor has not yet exec'd."""
+        entry = self.entry
         for attempt in range(8):
             try:
                 argv, env, cwd = container.adapt(self.spec)  # a container job runs inside its image
-                return subprocess.Popen(
-                    argv, executable=argv[0],
-                    cwd=cwd, env=env, stdin=streams[0],
-                    stdout=streams[1], stderr=streams[2], start_new_session=True, close_fds=True,
-                    preexec_fn=self._in_child())
+                with entry.around() if entry is not None else contextlib.nullcontext():
+                    return subprocess.Popen(
+                        argv, executable=argv[0],
+                        cwd=cwd, env=env, stdin=streams[0],
+                        stdout=streams[1], stderr=streams[2], start_new_session=True, close_fds=True,
+                        preexec_fn=self._in_child())
             except OSError as e:
                 if e.errno != errno.ETXTBSY or attempt == 7:
                     raise
                 time.sleep(0.05 * (attempt + 1))
         raise AssertionError("unreachable")
 
+    def _plain(self) -> bool:
+        """Whether the job's process needs no Python between fork and exec (no renice, no other
+        account), so that the starter may put it in its cgroup from outside (``CgroupEntry``)."""
+        return self.spec.nice <= 0 and not switching(self.spec.run_as)
+
     def _in_child(self) -> Callable[[], None] | None:
-        """What the job's process does before it execs: enter its cgroup, lower its priority
-        by ``spec.nice`` (JOB_RENICE_INCREMENT), become the job's account (``spec.run_as``)."""
-        joining, nice, account = self.joining, self.spec.nice, self.spec.run_as
-        if nice <= 0 and account is None:
+        """What the job's process does before it execs: enter its cgroup (unless the starter put
+        it there), lower its priority by ``spec.nice`` (JOB_RENICE_INCREMENT), become the job's
+        account (``spec.run_as``). None when there is nothing to do: ``subprocess`` can then
+        ``vfork``."""
+        joining = self.entry.hook if self.entry is not None else None
+        nice, account = self.spec.nice, self.spec.run_as
+        if self._plain():
             return joining
 
         def prepare() -> None:
@@ -159,7 +172,7 @@ class Starter:
         self.spec = staged_executable(self.spec)
         streams = open_streams(self.spec)
         try:
-            self.joining = self.confinement.joiner()
+            self.entry = self.confinement.entry(by_starter=self._plain())
             self.proc = self._spawn(streams)
         except OSError as e:
             program = self.spec.argv[0]
@@ -169,8 +182,8 @@ class Starter:
         finally:
             for f in set(streams):
                 f.close()
-            if self.joining is not None:
-                self.joining.close()
+            if self.entry is not None:
+                self.entry.close()
         self.confinement.check_entered(self.proc.pid)
         self.sampler.cgroup = self.confinement.cgroup
         self.emit(StarterEvent.STARTED, pid=self.proc.pid, confinement_problems=self.confinement.problems)
@@ -198,7 +211,7 @@ class Starter:
         except (ValueError, KeyError):
             raise LaunchError(f"unknown command {cmd!r}") from None
         with self.lock:
-            if handler in (Starter._soft_kill, Starter._hard_kill):
+            if handler in (Starter._soft_kill, Starter._hard_kill) and self._leader_running():
                 self.told = True
             handler(self, message)
 
@@ -228,8 +241,19 @@ class Starter:
     def abandon(self) -> None:
         """The startd is gone (stdin closed) or the starter was told to stop."""
         with self.lock:
-            self.orphaned = True
+            self.orphaned = self.orphaned or self._leader_running()  # an ended job is reported as it ended
             self._hard_kill()
+
+    def _leader_running(self) -> bool:
+        """The job's leader has not exited (a look that leaves it unreaped): a kill after the
+        job's own end does not make that end a lost run."""
+        if self.proc is None or self.reaped:
+            return self.proc is None
+        try:
+            found = os.waitid(os.P_PID, self.proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        except ChildProcessError:
+            return False
+        return found is None or found.si_pid == 0
 
     def read_commands(self, stream: IO[bytes]) -> None:
         for raw in iter(stream.readline, b""):
@@ -250,7 +274,7 @@ class Starter:
         updates = UpdateSchedule(self.spec)
         next_sample = time.monotonic() + updates.step
         exited = exit_watch(pid)
-        while not self._leader_exited(pid):
+        while not leader_exited(pid):
             if time.monotonic() >= next_sample:
                 update = updates.due(time.monotonic())
                 reading = self.sampler.sample(with_disk=update)
@@ -267,7 +291,7 @@ class Starter:
             _, status, rusage = os.wait4(pid, 0)
             self.reaped = True
             self.proc.returncode = os.waitstatus_to_exitcode(status)
-        self._reap_group(pid)
+        reap_family(pid, self.confinement)
         return status, rusage
 
     def _watch_oom(self) -> None:
@@ -278,38 +302,6 @@ class Starter:
                 self.signal_group(signal.SIGKILL)
                 self.confinement.kill_all(patience=1.0)
 
-    @staticmethod
-    def _leader_exited(pid: int) -> bool:
-        """Whether the leader exited (left unreaped); reaps adopted orphans on the way."""
-        while True:
-            try:
-                found = os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
-            except ChildProcessError:
-                return True
-            if found is None or found.si_pid == 0:
-                return False
-            if found.si_pid == pid:
-                return True
-            with contextlib.suppress(ChildProcessError):
-                os.waitpid(found.si_pid, 0)
-
-    @staticmethod
-    def _reap_group(pgid: int) -> None:
-        """SIGKILL what is left of the group, and the descendants that left it, until all are
-        gone, reaping adopted members."""
-        deadline = time.monotonic() + _CLEANUP_DEADLINE
-        while time.monotonic() < deadline:
-            with contextlib.suppress(ChildProcessError):
-                while os.waitpid(-1, os.WNOHANG)[0] > 0:
-                    pass
-            strays = signal_strays(pgid, signal.SIGKILL)
-            try:
-                os.killpg(pgid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                if not strays:
-                    return
-            time.sleep(0.01)
-
     def finish(self, before: dict[str, tuple[int, int]], status: int, rusage: Any,
                started: float) -> None:
         """Transfer outputs (unless the startd is gone), write ``exited``, then empty and remove the
@@ -317,7 +309,8 @@ class Starter:
         the slot may take its next job while this starter cleans up."""
         code = os.waitstatus_to_exitcode(status)
         # Ended by itself: not killed on the startd's word, and not killed here because the startd
-        # went away while it ran (a leader that exited with a status did so before any SIGKILL).
+        # went away while it ran (either came after the leader's end, or the leader exited with a
+        # status, before any SIGKILL).
         alone = not self.told and (not self.orphaned or os.WIFEXITED(status))
         try:
             problems = transfer_outputs(self.spec, output_names(self.spec, before)) if alone or not self.orphaned else []

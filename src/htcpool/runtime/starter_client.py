@@ -3,7 +3,8 @@
 ``StarterHandle.spawn`` starts ``python -m htcpool.runtime.starter``, or has the startd's
 fork server fork one (``forkserver``: the same starter without the interpreter's start), with
 pipes for stdin and stdout (stderr goes to a log file when one is named), sends
-the launch description as the first line, and keeps one task reading events.
+the launch description as the first line (to a forked starter, into its stdin before the fork,
+so it is there when the starter looks), and keeps one task reading events.
 Each event is a dict passed to ``on_event`` in the order the starter wrote them;
 the handle notes the job's pid from ``started``.
 
@@ -73,10 +74,9 @@ class StarterHandle:
                     forkserver: ForkServer | None = None) -> StarterHandle:
         """Start a starter for ``spec`` (as ``user`` when given: the caller is root; forked by
         ``forkserver`` when given and no user is); OSError when the starter cannot be started."""
-        if forkserver is not None and user is None:
-            handle = cls(await forkserver.spawn(stderr_path), spec, on_event)
-            await handle._send({"spec": spec.to_json()})
-            return handle
+        first = {"spec": spec.to_json()}
+        if forkserver is not None and user is None:  # the first line goes with the fork request
+            return cls(await forkserver.spawn(stderr_path, _line(first)), spec, on_event)
         log_file = open(stderr_path, "ab") if stderr_path else None
         try:
             process = await asyncio.create_subprocess_exec(
@@ -90,7 +90,7 @@ class StarterHandle:
             if log_file is not None:
                 log_file.close()
         handle = cls(process, spec, on_event)
-        await handle._send({"spec": spec.to_json()})
+        await handle._send(first)
         return handle
 
     @property
@@ -162,7 +162,7 @@ class StarterHandle:
         if stdin is None or stdin.is_closing() or self.process.returncode is not None:
             return
         try:
-            stdin.write((json.dumps(message) + "\n").encode())
+            stdin.write(_line(message))
             await stdin.drain()
         except (OSError, RuntimeError):
             pass  # the starter is gone; its end is reported through the event stream
@@ -208,6 +208,10 @@ class StarterHandle:
             self.on_event(event)
         except Exception as e:  # the startd's bug must not stop the event stream
             log.exception("on_event failed on %r: %r", event, e)
+
+
+def _line(message: dict[str, Any]) -> bytes:
+    return (json.dumps(message) + "\n").encode()
 
 
 __all__ = ["EventCallback", "StarterHandle"]

@@ -4,7 +4,7 @@
 ``PR_SET_CHILD_SUBREAPER``), so those processes stay its descendants; ``signal_strays`` signals
 the descendants that left the job's process group (``setsid``) and ``job_process_count`` counts
 the live ones; ``exit_watch`` waits for the leader's end on a pidfd (naps where the kernel has
-none).
+none), ``leader_exited`` checks it, and ``reap_family`` kills and reaps what the job left.
 """
 
 from __future__ import annotations
@@ -13,13 +13,17 @@ import contextlib
 import ctypes
 import os
 import select
+import signal
 import sys
 import time
 from collections.abc import Callable
 
 import psutil
 
+from htcpool.runtime.confined import JobConfinement
+
 _PR_SET_CHILD_SUBREAPER = 36
+_CLEANUP_DEADLINE = 5.0
 
 
 def signal_strays(pgid: int, sig: int) -> int:
@@ -57,6 +61,43 @@ def job_process_count() -> int:
     return max(1, alive)
 
 
+def leader_exited(pid: int) -> bool:
+    """Whether the job's leader exited (left unreaped); reaps adopted orphans on the way."""
+    while True:
+        try:
+            found = os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        except ChildProcessError:
+            return True
+        if found is None or found.si_pid == 0:
+            return False
+        if found.si_pid == pid:
+            return True
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(found.si_pid, 0)
+
+
+def reap_family(pgid: int, confinement: JobConfinement) -> None:
+    """After the leader is reaped: SIGKILL what is left of its group, and the descendants that
+    left it, until all are gone, reaping adopted members. With a cgroup, the cgroup's emptiness
+    says whether anything of the job is left, and the cgroup's kill reaches what left the group:
+    no walk of the process table."""
+    deadline = time.monotonic() + _CLEANUP_DEADLINE
+    while time.monotonic() < deadline:
+        with contextlib.suppress(ChildProcessError):
+            while os.waitpid(-1, os.WNOHANG)[0] > 0:
+                pass
+        empty = confinement.empty()
+        strays = signal_strays(pgid, signal.SIGKILL) if empty is None else 0
+        try:
+            os.killpg(pgid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            if empty or (empty is None and not strays):
+                return
+            if empty is False:
+                confinement.kill_all(patience=0)
+        time.sleep(0.01)
+
+
 def become_subreaper() -> None:
     """Adopt orphaned descendants (Linux ``PR_SET_CHILD_SUBREAPER``); a no-op elsewhere."""
     if sys.platform.startswith("linux"):
@@ -82,4 +123,4 @@ def exit_watch(pid: int) -> Callable[[float | None], None]:
     return wait
 
 
-__all__ = ["become_subreaper", "exit_watch", "job_process_count", "signal_strays"]
+__all__ = ["become_subreaper", "exit_watch", "job_process_count", "leader_exited", "reap_family", "signal_strays"]

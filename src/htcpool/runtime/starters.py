@@ -19,8 +19,10 @@ time) and how its starter is signalled (``SuspendJob``, ``ContinueJob``, ``SoftK
   sends to the claim's schedd) and its end a call of ``exited``, which the startd
   turns into ``StarterExited`` for its core.
 * confinement (``runtime.confinement``): each job gets the cgroup its slot's ``Memory``
-  and ``Cpus`` call for, when the machine allows it; why it does not is logged once, when
-  the startd starts, and a cgroup or limit the kernel refuses in one line per job. The
+  and ``Cpus`` call for, when the machine allows it (the kernel's wait before the starter's
+  move into it is paid on a worker thread as the start begins: ``cgroup_moves``);
+  why it does not is logged once, when the startd starts, and a cgroup or limit the kernel
+  refuses in one line per job. The
   starter reads the job every ``CGROUP_POLLING_INTERVAL`` (the slot's job load comes from
   each reading); the readings marked as updates (every ``STARTER_UPDATE_INTERVAL``) go to
   the schedd and, as ``JobUsage``, to the startd core's copy of the job ad, where the
@@ -54,6 +56,7 @@ from typing import Any, Protocol
 from htcpool.classad import ClassAd, ExprTree, as_number
 from htcpool.protocol import JobEvent, JobUpdate
 from htcpool.protocol import startd as m
+from htcpool.runtime.cgroup_moves import prepare_move
 from htcpool.runtime.cgroups import CgroupSpec, JobCgroup
 from htcpool.runtime.confinement import Enforcement, cgroup_spec
 from htcpool.runtime.exit_notes import note_path
@@ -152,6 +155,7 @@ class Starters:
         self.accounts: Callable[[str], Account | None] = os_account
         #: where each starter notes its job's exit before reporting it (``exit_notes``); None: no notes
         self.notes: Path | None = None
+        self._draining: set[Starter] = set()  # forgotten starters whose events are still being read
         if enforcement is not None:  # said once, when the startd starts
             for problem in enforcement.problems:
                 log.warning("%s", problem)
@@ -204,7 +208,10 @@ class Starters:
             self._not_started(starter, JobUpdate(starter.claim_id, starter.slot, JobEvent.ERROR, message=str(e)))
             return
         starter.cgroup = spec.cgroup
-        asyncio.get_running_loop().create_task(self._launch(starter, spec))
+        loop = asyncio.get_running_loop()
+        if spec.cgroup is not None:  # the kernel's wait for the job's cgroup move, paid meanwhile
+            loop.run_in_executor(None, prepare_move, spec.cgroup)
+        loop.create_task(self._launch(starter, spec))
 
     def _confine(self, spec: LaunchSpec, action: m.StartJob, machine_ad: ClassAd | None) -> LaunchSpec:
         """The launch with the job's cgroup and the starter's reading and update intervals."""
@@ -298,6 +305,13 @@ class Starters:
     def _forget(self, starter: RunningStarter) -> None:
         if self.running.get(starter.claim_id) is starter:
             del self.running[starter.claim_id]
+        # Held until its events are all read: a forked starter's reading task is otherwise reachable
+        # only through its pipe's protocol, which holds the stream weakly, so once the fork server
+        # has told the starter's end the collector could destroy the task while it still waits
+        # (asyncio's "Task was destroyed but it is pending!").
+        self._draining = {handle for handle in self._draining if not handle.done}
+        if starter.handle is not None and not starter.handle.done:
+            self._draining.add(starter.handle)
 
     async def _ended(self, starter: RunningStarter) -> None:
         """The activation is over: its scratch directory name goes, the core hears of it."""
@@ -347,7 +361,10 @@ class Starters:
     async def _exited(self, starter: RunningStarter, event: dict[str, Any]) -> None:
         self._forget(starter)
         if not event.get("reported_error"):
-            self.report(exit_update(starter.claim_id, starter.slot, event, starter.killed), starter.schedd)
+            # a starter that says its job was not killed saw the job end before the kill came:
+            # that end is the job's own and is reported as such
+            killed = starter.killed and event.get("killed") is not False
+            self.report(exit_update(starter.claim_id, starter.slot, event, killed), starter.schedd)
         await self._ended(starter)
 
 
