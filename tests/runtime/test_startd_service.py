@@ -37,6 +37,7 @@ SCHEDD = "alice@submit.test"
 CONFIG = """
 LOCAL_DIR = {root}
 FULL_HOSTNAME = exec.test
+SCHEDD_NAME = alice@submit.test
 NUM_CPUS = 2
 MEMORY = 2048
 SLOT_TYPE_0_PARTITIONABLE = false

@@ -35,6 +35,7 @@ that form up, and htcpool's follows it: ``htcpool.config.lookup``.) How htcpool 
 
 from __future__ import annotations
 
+import getpass
 import logging
 import shlex
 from dataclasses import dataclass
@@ -155,6 +156,12 @@ def schedd_name(config: Config, local_name: str | None, default: str) -> str:
     if local_name is None:
         return default
     return f"{local_name}@{config.get_str('FULL_HOSTNAME') or 'localhost'}"
+
+
+def local_schedd_name(config: Config, local_name: str | None = None) -> str:
+    """The name this host's schedd (``local_name``: one of several) goes by: ``schedd_name`` with
+    the pool's default, ``<user>@<FULL_HOSTNAME>``."""
+    return schedd_name(config, local_name, f"{getpass.getuser()}@{config.get_str('FULL_HOSTNAME') or 'localhost'}")
 
 
 def startd_name(config: Config, local_name: str | None) -> str:

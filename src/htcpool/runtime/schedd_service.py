@@ -37,7 +37,6 @@ what to advertise, how a restarted schedd finds its running jobs. This driver:
 from __future__ import annotations
 
 import asyncio
-import getpass
 import logging
 import os
 import time
@@ -70,7 +69,7 @@ from htcpool.runtime.daemon import Daemon, daemon_config
 from htcpool.runtime.flock_ads import FlockAdvertiser
 from htcpool.runtime.http import RequestRefused
 from htcpool.runtime.joblog import MaterializeLog, UserLogWriter
-from htcpool.runtime.local_names import schedd_name, spool_dir
+from htcpool.runtime.local_names import local_schedd_name, spool_dir
 from htcpool.runtime.local_universe import LocalUniverse
 from htcpool.runtime.store import SqliteQueueStore
 from htcpool.schedd import (
@@ -135,7 +134,7 @@ class ScheddService:
         config = daemon.config
         host = config.get_str("FULL_HOSTNAME") or "localhost"
         # several schedds under one master (SCHEDD_B = $(SCHEDD)): each its name and queue
-        self.name = schedd_name(config, daemon.local_name, f"{getpass.getuser()}@{host}")
+        self.name = local_schedd_name(config, daemon.local_name)
         self.zone = local_zone()
         spool = spool_dir(daemon.layout, config, daemon.local_name)
         spool.mkdir(mode=0o700, parents=True, exist_ok=True)

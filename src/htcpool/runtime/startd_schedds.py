@@ -25,6 +25,7 @@ from htcpool.protocol import JobUpdate, QueryAds
 from htcpool.protocol import startd as m
 from htcpool.runtime.daemon import Daemon
 from htcpool.runtime.http import RequestRefused
+from htcpool.runtime.local_names import local_schedd_name
 from htcpool.runtime.pending_exits import PendingExit, PendingExits
 
 log = logging.getLogger("htcpool.startd")
@@ -45,6 +46,10 @@ class ScheddLink:
         self.claim_schedd: dict[str, str] = {}  # claim id -> the name of the schedd that holds it
         self._urls: dict[str, tuple[float, str]] = {}
         self._saving: dict[str, asyncio.Future[None]] = {}  # claim id -> its job's exit being written
+        #: this host's schedd, found by its address file when the collector has no ad of it; any
+        #: other schedd (one flocking here) only through the collector, else the message waits
+        #: in the outbox: given to this host's schedd it would release a claim it never asked for
+        self.local_schedd = local_schedd_name(daemon.config)
 
     async def resolve(self, schedd: str) -> str | None:
         cached = self._urls.get(schedd)
@@ -53,7 +58,8 @@ class ScheddLink:
             return cached[1]
         ads = await self.daemon.collector_query(QueryAds("Scheduler", f"Name == {quote(schedd)}", ("MyAddress",)))
         url = next((str(ad["MyAddress"]) for ad in ads if "MyAddress" in ad), None)
-        url = url or self.daemon.address_of("schedd")
+        if url is None and schedd == self.local_schedd:  # the collector has no ad of it yet
+            url = self.daemon.address_of("schedd")
         if url:
             self._urls[schedd] = (now, url)
         return url
