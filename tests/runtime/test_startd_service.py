@@ -153,6 +153,13 @@ class Startd:
         assert await self.service.handle(m.RequestClaim(cid, job, SCHEDD)) == Ok()
         return cid
 
+    async def running(self, job: ClassAd, slot: str = "slot1") -> str:
+        """Claim ``slot`` for ``job`` and activate it; the claim id, once the starter is spawned."""
+        cid = await self.claim(job, slot)
+        assert await self.service.handle(m.ActivateClaim(cid, job)) == Ok()
+        await settle()
+        return cid
+
     async def at(self, when: float) -> None:
         """Move the clock and fire the service's timers, as the daemon's timer loop would."""
         self.clock.now = when
@@ -198,9 +205,7 @@ def test_a_second_schedd_asking_for_a_held_claim_is_refused_and_the_holder_keeps
     async def test() -> None:
         s = Startd(tmp_path)
         await s.begin()
-        cid = await s.claim(job(tmp_path))
-        assert await s.service.handle(m.ActivateClaim(cid, job(tmp_path))) == Ok()
-        await settle()
+        cid = await s.running(job(tmp_path))
         other = "bob@other.test"
         assert await s.service.handle(m.RequestClaim(cid, job(tmp_path, ClusterId=8), other)) == Ok()
         refused = [(key, r) for key, r, _ in s.posted.items if isinstance(r, m.ClaimReply) and not r.accepted]
@@ -216,9 +221,7 @@ def test_an_activation_spawns_a_starter_and_its_exit_reaches_the_schedd_and_the_
     async def test() -> None:
         s = Startd(tmp_path)
         await s.begin()
-        cid = await s.claim(job(tmp_path))
-        assert await s.service.handle(m.ActivateClaim(cid, job(tmp_path))) == Ok()
-        await settle()
+        cid = await s.running(job(tmp_path))
         assert len(s.started) == 1 and s.pair() == ("Claimed", "Busy")
         spec = s.started[0].spec
         assert spec.executable == "/bin/true" and Path(spec.scratch_dir).parent == s.layout.execute
