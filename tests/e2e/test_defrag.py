@@ -47,13 +47,17 @@ def test_fragmented_machine_is_drained_and_the_defrag_ad_counts_it(make_pool) ->
     assert str(ad["Name"]).startswith("DEFRAG@")
     drained = pslot()
     assert drained["Draining"] is True and drained["DrainReason"] == f"Defrag {ad['Name']}"
-    assert [d["what"] for d in ad["RecentDrainsList"]] == ["graceful"]
     assert all(pool.status(cluster, p) == 2 for p in range(2))  # graceful: they retire, still running
     log = pool.log_text("defrag")
     assert "Initiating graceful draining of" in log
-    # a poll may run before the collector has the startd's Draining ad: the startd refuses that second drain
+    # a poll may run on slot ads older than the startd's state: a drain sent after the first is
+    # refused as already in progress, and one sent before the second job's claim reached the
+    # collector fails its check (the expected badput grew); the list counts each drain sent, as
+    # HTCondor's does
     refusals = [line for line in log.splitlines() if "refused the drain" in line]
-    assert all("DRAINING_ALREADY_IN_PROGRESS" in line for line in refusals), refusals
+    assert all("DRAINING_ALREADY_IN_PROGRESS" in line or "DRAINING_CHECK_EXPR_FAILED" in line
+               for line in refusals), refusals
+    assert [d["what"] for d in ad["RecentDrainsList"]] == ["graceful"] * (1 + ad["DrainFailures"]), ad
 
     env = {k: v for k, v in os.environ.items() if k != "CONDOR_CONFIG"}
     env["HTCPOOL_LOCAL_DIR"] = str(pool.layout.root)

@@ -251,8 +251,9 @@ def test_three_hosts_two_users(users: tuple[str, str], three: ThreePool) -> None
     assert (three.home(alice) / "out.txt").read_text().strip() == "ran on the execute host"
     running = three.wait_for(lambda: (ad := three.job(sleeper)) is not None and ad.get("JobStatus") == 2 and ad,
                              60, "bob's job running")
-    slot = three.slot(str(running["RemoteHost"]))
-    assert slot is not None and str(slot["MyAddress"]).startswith(f"https://{addresses['exec']}:"), slot
+    # the new dynamic slot's ad reaches the collector a moment after the claim
+    slot = three.wait_for(lambda: three.slot(str(running["RemoteHost"])), 10, "the running job's slot ad")
+    assert str(slot["MyAddress"]).startswith(f"https://{addresses['exec']}:"), slot
 
     refused = three.htcpool("submit", "rm", str(sleeper), user=alice)
     assert refused.returncode != 0, refused.stdout + refused.stderr

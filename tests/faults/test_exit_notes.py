@@ -78,6 +78,55 @@ def test_a_late_note_is_taken_on_demand_and_a_note_of_a_known_claim_is_left(tmp_
     assert exits.get(CONTEXT["claim_id"]) is None
 
 
+def test_a_noted_exit_stays_in_its_note_until_answered_and_the_table_is_not_written(tmp_path: Path) -> None:
+    """An exit its starter noted is on disk in that note: recording it writes no table (the note is
+    the record), a poll for late notes leaves it, a restarted startd takes it from the note, and
+    once the schedd has it the note goes and nothing is left to send again."""
+    notes = tmp_path / "startd.exits.d"
+    notes.mkdir()
+    table = tmp_path / "startd.exits.json"
+    clock = Clock()
+    exits = PendingExits(table, clock, notes, _convert)
+    write_note(str(note_path(notes, CONTEXT["claim_id"])), CONTEXT, EVENT)
+    update = _convert(ExitNote(note_path(notes, CONTEXT["claim_id"]), CONTEXT, EVENT, clock()))
+
+    async def record(answered: bool) -> None:
+        saved = exits.record(CONTEXT["schedd"], CONTEXT["job"], CONTEXT["slot"], update)
+        assert saved.done()  # nothing to wait for
+        assert exits.adopt() == [] and note_path(notes, CONTEXT["claim_id"]).exists()  # a late-note poll
+        if answered:
+            exits.forget(CONTEXT["claim_id"])
+        exits.close()
+
+    asyncio.run(record(answered=False))
+    assert not table.exists()
+    clock.now = os.path.getmtime(note_path(notes, CONTEXT["claim_id"]))
+    restarted = PendingExits(table, clock, notes, _convert)  # the startd was killed before the answer
+    assert [i.update for i in restarted.adopt()] == [update]
+    write_note(str(note_path(notes, CONTEXT["claim_id"])), CONTEXT, EVENT)
+    table.unlink()
+    exits = PendingExits(table, clock, notes, _convert)
+    asyncio.run(record(answered=True))
+    assert list(notes.iterdir()) == []
+    assert PendingExits(table, clock, notes, _convert).adopt() == [] and not table.exists()
+
+
+def test_an_exit_without_a_note_is_written_to_the_table(tmp_path: Path) -> None:
+    """No note (its starter could not write one): the table keeps the exit, as before notes."""
+    notes = tmp_path / "startd.exits.d"
+    notes.mkdir()
+    table = tmp_path / "startd.exits.json"
+    exits = PendingExits(table, Clock(), notes, _convert)
+    update = JobUpdate(CONTEXT["claim_id"], CONTEXT["slot"], JobEvent.EXITED, exit_code=3)
+
+    async def record() -> None:
+        await exits.record(CONTEXT["schedd"], CONTEXT["job"], CONTEXT["slot"], update)
+        exits.close()
+
+    asyncio.run(record())
+    assert PendingExits(table, Clock()).get(CONTEXT["claim_id"]) is not None
+
+
 def test_a_damaged_or_old_note_is_set_aside_or_dropped_and_the_startd_goes_on(tmp_path: Path) -> None:
     notes = tmp_path / "startd.exits.d"
     notes.mkdir()

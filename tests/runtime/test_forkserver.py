@@ -35,7 +35,7 @@ async def forked_spawn(spec: LaunchSpec, events: base.Events) -> StarterHandle:
     """``test_starter.spawn``, the starter forked by this loop's server."""
     loop = asyncio.get_running_loop()
     if loop not in SERVERS:
-        SERVERS[loop] = ForkServer(child_environment())
+        SERVERS[loop] = ForkServer(child_environment(), warm=0)  # each test's own starters only
     handle = await StarterHandle.spawn(spec, events, forkserver=SERVERS[loop])
     base.HANDLES.append(handle)
     return handle
@@ -101,6 +101,36 @@ def test_when_the_server_ends_its_starters_end_is_still_seen(tmp_path: Path, for
         await handle.hard_kill()
         assert await asyncio.wait_for(handle.wait(), 5) == 255  # from its pidfd: ended, status unknown
         assert events.kinds().count("exited") == 1
+
+    base.run(test)
+
+
+def test_starters_forked_ahead_take_the_next_jobs_and_end_quietly_when_not_needed(tmp_path: Path) -> None:
+    """``warm`` starters wait forked ahead: a job's start takes one (no fork on its way) and another
+    is forked in its place; those never given a job end with status 0 when the server closes."""
+    spec = base.make_spec(tmp_path, "/bin/true")
+
+    async def waiting(server: ForkServer, count: int) -> set[int]:
+        deadline = time.monotonic() + 10
+        while len(server._ready) < count:
+            assert time.monotonic() < deadline, f"{len(server._ready)} starters forked ahead, {count} wanted"
+            await asyncio.sleep(0.01)
+        return {child.pid for _, child in server._ready}
+
+    async def test() -> None:
+        server = ForkServer(child_environment(), warm=2)
+        try:
+            server.warm_up(None)
+            ahead = await waiting(server, 2)
+            events = base.Events()
+            handle = await StarterHandle.spawn(spec, events, forkserver=server)
+            assert handle.pid in ahead
+            assert await asyncio.wait_for(handle.wait(), 10) == 0 and events.kinds().count("exited") == 1
+            assert len(await waiting(server, 2)) == 2
+            left = [child for _, child in server._ready]
+        finally:
+            await server.close()
+        assert [await asyncio.wait_for(child.wait(), 5) for child in left] == [0, 0]
 
     base.run(test)
 

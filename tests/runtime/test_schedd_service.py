@@ -46,7 +46,8 @@ from htcpool.protocol.startd import (
     RequestClaim,
 )
 from htcpool.runtime.http import RequestRefused
-from htcpool.runtime.schedd_service import ScheddService
+from htcpool.runtime.schedd_service import ScheddService, claim_key
+from htcpool.startd.claim_ids import make_claim_id, without_secret
 from htcpool.schedd import JobStatus
 from tests.runtime.inprocess import T0, Clock, Network, Recorder, daemon, pool_layout, run
 
@@ -173,6 +174,18 @@ def test_an_exit_on_an_open_claim_is_answered_with_the_next_activation(tmp_path:
         await pool.close()
 
     run(test)
+
+
+def test_each_claim_has_its_own_outbox_queue_named_without_its_secret() -> None:
+    """A partitionable slot's next claim request does not wait behind the activation of the claim
+    before it: one outbox queue per claim. The queue's name shows in the outbox's log lines, so it
+    leaves the claim's secret out (as HTCondor logs only a claim id's public part)."""
+    first = make_claim_id("exec.test", T0, 1, "f00d" * 8, "1")
+    second = make_claim_id("exec.test", T0, 2, "beef" * 8, "1")
+    keys = {claim_key("http://startd.test", c) for c in (first, second)}
+    assert len(keys) == 2 and all(k.startswith("http://startd.test ") for k in keys)
+    assert not any("f00d" in k or "beef" in k for k in keys)
+    assert without_secret(first) == f"<exec.test>#{int(T0)}#1#1" and without_secret("c1#secret") == "c1"
 
 
 def test_refusals_commands_and_the_timer(tmp_path: Path) -> None:

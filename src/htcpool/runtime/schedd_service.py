@@ -93,6 +93,7 @@ from htcpool.schedd.commands import public
 from htcpool.schedd.core import REQUEST_TYPES
 from htcpool.schedd.store import JobId
 from htcpool.schedd.totals import queue_totals
+from htcpool.startd.claim_ids import without_secret
 
 log = logging.getLogger("htcpool.schedd")
 RECONNECT_TIMEOUT = 3.0  # seconds to wait for a startd's answer about a claim
@@ -301,8 +302,8 @@ class ScheddService:
         answered = self._alive_answered(message.claim_id) if isinstance(message, Alive) else None
         claim = self.core.claims.claims.get(message.claim_id)
         slot = claim.slot_ad.get("Name") if claim is not None else None
-        self.daemon.outbox.post(action.address, message, self._resolver(action.address, slot),
-                                on_reply=answered)
+        self.daemon.outbox.post(claim_key(action.address, message.claim_id), message,
+                                self._resolver(action.address, slot), on_reply=answered)
 
     def _resolver(self, address: str, slot: object) -> Callable[[], Awaitable[str | None]]:
         """Where to send to a claim's startd: its recorded address first; when that fails, the
@@ -449,6 +450,14 @@ def settings_for_schedd(config: Config, name: str, address: str, zone: int) -> S
     settings = schedd_settings(get, _read_file, raw)
     settings.schedd_name, settings.schedd_address, settings.local_zone = name, address, zone
     return settings
+
+
+def claim_key(address: str, claim_id: str) -> str:
+    """The outbox queue of a claim's messages to its startd: one per claim, so that a claim waits
+    only for its own earlier messages (a partitionable slot's next claim does not queue behind the
+    activation of the one before), named by the startd's address and the claim id without its
+    secret (the key shows in the outbox's log lines)."""
+    return f"{address} {without_secret(claim_id)}"
 
 
 def answered_with_activation(reply: Any, actions: list[Action], claim_id: str) -> tuple[Any, list[Action]]:

@@ -5,9 +5,10 @@ seconds; the pool's address file when the collector knows none) and posts to it 
 daemon's outbox, one ordered queue per claim, so that a busy claim never waits behind another's
 messages and a job's exit always precedes its claim's release.
 
-A job's exit is the one report whose loss would run the job again (``pending_exits``): it is
-recorded on disk before it leaves, by the table's worker thread, and nothing of its claim leaves
-before that write is done; it is forgotten once the schedd has answered. An exit on a claim the
+A job's exit is the one report whose loss would run the job again (``pending_exits``): it is on
+disk before it leaves, in the note its starter wrote (``exit_notes``) or else in the table, whose
+worker thread writes it while nothing of its claim leaves; it is forgotten once the schedd has
+answered. Queue names show the claim id without its secret (they appear in log lines). An exit on a claim the
 startd keeps open may be answered with the claim's next activation (the schedd saves a message
 that way), which ``take_activation`` hands to the startd as if it had come on its own.
 """
@@ -27,6 +28,7 @@ from htcpool.runtime.daemon import Daemon
 from htcpool.runtime.http import RequestRefused
 from htcpool.runtime.local_names import local_schedd_name
 from htcpool.runtime.pending_exits import PendingExit, PendingExits
+from htcpool.startd.claim_ids import without_secret
 
 log = logging.getLogger("htcpool.startd")
 
@@ -78,7 +80,7 @@ class ScheddLink:
                 await asyncio.wait({saving})
             return await self.resolve(schedd)
 
-        self.daemon.outbox.post(f"schedd:{schedd}:{claim_id}", message, resolve, on_reply=on_reply)
+        self.daemon.outbox.post(f"schedd:{schedd}:{without_secret(claim_id)}", message, resolve, on_reply=on_reply)
 
     def to_claim_schedd(self, claim_id: str, message: Any, fallback: str = "") -> None:
         self.to_schedd(self.claim_schedd.get(claim_id, fallback), message)
@@ -86,8 +88,9 @@ class ScheddLink:
     def record_exit(self, schedd: str, job: str, update: JobUpdate) -> None:
         """A job's exit: on disk (by the worker thread), then to its schedd."""
         saving = self.exits.record(schedd, job, update.slot, update)
-        self._saving[update.claim_id] = saving
-        saving.add_done_callback(lambda done: self._saved(update.claim_id, done))
+        if not saving.done():
+            self._saving[update.claim_id] = saving
+            saving.add_done_callback(lambda done: self._saved(update.claim_id, done))
         self.post_exit(schedd, update)
 
     def exit_of(self, claim_id: str) -> PendingExit | None:

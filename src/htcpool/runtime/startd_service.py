@@ -25,7 +25,8 @@ Actions out go through ``ACTIONS`` (action type -> handler):
   ``DeactivateReply``, ``NotifySchedd``, ``HoldJob`` and the core's own ``JobUpdate``
   (a missed deferral time, a held start ended) go to the schedd that holds the claim
   (``startd_schedds``: found by name through the collector, one ordered outbox queue per
-  claim, a job's exit on disk before it leaves and the next activation taken from its answer);
+  claim, a job's exit on disk (its starter's note, or the startd's table) before it leaves and
+  the next activation taken from its answer);
 * ``DaemonAction`` (a drain's completion, the end of a shutdown) is asked of the master or
   stops the daemon (``startd_admin``, which also answers condor_status -direct);
 * ``RunBenchmarks`` times the machine (``sensors.benchmark``); ``StartBackfillClient``
@@ -162,6 +163,8 @@ class StartdService:
 
     # ------------------------------------------------------------------ lifecycle
     async def start(self) -> None:
+        if self.forkserver is not None:  # the first jobs find starters waiting (runtime/forkserver.py)
+            self.forkserver.warm_up(str(self.starters.starter_log))
         for pending in list(self.exits.items.values()):  # left by the startd before this one
             self.schedds.post_exit(pending.schedd, pending.update)
         await self._apply(self.core.initial_actions)

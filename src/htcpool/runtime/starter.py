@@ -342,8 +342,11 @@ _COMMANDS: dict[StarterCommand, Callable[[Starter, dict[str, Any]], None]] = {
 def main() -> int:
     emit = EventWriter(sys.stdout)
     stdin = sys.stdin.buffer
+    line = stdin.readline()
+    if not line:  # forked ahead and never given a job (runtime/forkserver.py)
+        return 0
     try:
-        first = json.loads(stdin.readline() or b"null")
+        first = json.loads(line)
         if not isinstance(first, dict) or "spec" not in first:
             raise LaunchError('the first line must be {"spec": ...}')
         spec = LaunchSpec.from_json(first["spec"])

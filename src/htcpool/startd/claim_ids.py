@@ -10,7 +10,8 @@ else (``Startd.find_claim``). HTCondor's ids carry a random secret for that reas
 The first three fields keep ids of one startd unique and the slot id says whose it
 is; the secret (128 random bits in hex) is what cannot be derived from anything the
 pool advertises. ``PublicClaimId`` (``startd.dynamic``) shows the first and last
-fields only.
+fields only; ``without_secret`` keeps all but the secret, for what a log line may name (the
+daemons' outbox queues of a claim's messages are named with it).
 
 The core never draws randomness itself: a ``ClaimSecrets`` function is injected. The
 live startd passes one backed by the ``secrets`` module (``runtime.startd_service``);
@@ -43,3 +44,12 @@ def seeded_secrets(seed: str) -> ClaimSecrets:
 def make_claim_id(hostname: str, start_time: float, sequence: int, secret: str, id_str: str) -> str:
     """The claim id of the ``sequence``-th claim of the startd on ``hostname``, for slot ``id_str``."""
     return f"<{hostname}>#{int(start_time)}#{sequence}#{secret}#{id_str}"
+
+
+def without_secret(claim_id: str) -> str:
+    """The claim id with its secret left out (an id of another shape: its first field only)."""
+    parts = claim_id.split("#")
+    if len(parts) == 5:
+        return "#".join(parts[:3] + parts[4:])
+    return parts[0]
+
