@@ -115,7 +115,9 @@ def test_sampler_without_a_cgroup_walks_the_process_tree(tmp_path: Path) -> None
     finally:
         child.kill()
         child.wait()
-    assert sampler.sample()["rss_kb"] == 0 and sampler.rss_peak_kb >= 15 * 1024  # gone: no error
+    # gone: no error, and its memory is no longer counted (the test process may have other children,
+    # left by the tests before this one in the same worker, whose memory stays)
+    assert sampler.sample()["rss_kb"] <= reading["rss_kb"] - 15 * 1024 and sampler.rss_peak_kb >= 15 * 1024
 
 
 def test_out_of_memory_exit_is_a_hold_with_htcondors_message() -> None:

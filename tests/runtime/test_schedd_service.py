@@ -176,6 +176,30 @@ def test_an_exit_on_an_open_claim_is_answered_with_the_next_activation(tmp_path:
     run(test)
 
 
+def test_a_claim_request_answered_with_the_claim_reply_goes_on_to_the_activation(tmp_path: Path) -> None:
+    """A startd that decides a claim at once answers the request with its ClaimReply: the schedd
+    takes it as if it had been posted, and the activation follows with nothing more from the startd."""
+    def answer(message: Any) -> Any:
+        if isinstance(message, RequestClaim):
+            return ClaimReply(message.claim_id, True, slot="slot1_1@host.test")
+        return None
+
+    pool = Pool(tmp_path, startd_answer=answer)
+
+    async def test() -> None:
+        await pool.schedd.start()
+        ad = parseOne('[JobStatus = 1; Cmd = "/bin/true"; RequestMemory = 128; Requirements = TARGET.Memory >= RequestMemory]')
+        assert await pool.send(Submit("alice", (ad,))) == Submitted(1, 1)
+        submitter = (await pool.send(FetchRequests())).submitters[0]
+        assert await pool.send(MatchInfo("c1", slot(pool.startd_url), 1, 0, submitter)) == Ok()
+        await pool.daemon.outbox.flush()
+        [activate] = pool.startd.of(ActivateClaim)
+        assert activate.claim_id == "c1" and activate.job["ClusterId"] == 1
+        await pool.close()
+
+    run(test)
+
+
 def test_each_claim_has_its_own_outbox_queue_named_without_its_secret() -> None:
     """A partitionable slot's next claim request does not wait behind the activation of the claim
     before it: one outbox queue per claim. The queue's name shows in the outbox's log lines, so it

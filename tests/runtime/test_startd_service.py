@@ -152,7 +152,8 @@ class Startd:
 
     async def claim(self, job: ClassAd, slot: str = "slot1") -> str:
         cid = self.claim_id(slot)
-        assert await self.service.handle(m.RequestClaim(cid, job, SCHEDD)) == Ok()
+        reply = await self.service.handle(m.RequestClaim(cid, job, SCHEDD))
+        assert isinstance(reply, m.ClaimReply) and reply.accepted, reply
         return cid
 
     async def running(self, job: ClassAd, slot: str = "slot1") -> str:
@@ -187,16 +188,18 @@ def run(test: Callable[[], Awaitable[None]]) -> None:
     asyncio.run(asyncio.wait_for(test(), 10.0))
 
 
-def test_a_claim_request_is_answered_to_the_schedd_that_holds_the_claim(tmp_path: Path) -> None:
+def test_a_claim_request_decided_at_once_is_answered_with_the_claim_reply(tmp_path: Path) -> None:
+    """The reply is the request's answer (nothing posted after it), and the claim's later messages
+    go to the schedd that asked."""
     async def test() -> None:
         s = Startd(tmp_path)
         await s.begin()
         assert {a.ad["Name"] for a in s.posted.of(UpdateAd)} == {"slot1@exec.test", "slot2@exec.test"}
-        cid = await s.claim(job(tmp_path))
-        reply = s.posted.of(m.ClaimReply)
-        assert reply == [m.ClaimReply(cid, True, slot="slot1@exec.test")]
-        assert await s.posted.where(reply[0]) == "http://schedd.test"
-        assert s.pair() == ("Claimed", "Idle")
+        cid = s.claim_id()
+        reply = await s.service.handle(m.RequestClaim(cid, job(tmp_path), SCHEDD))
+        assert reply == m.ClaimReply(cid, True, slot="slot1@exec.test")
+        assert s.posted.of(m.ClaimReply) == [] and s.pair() == ("Claimed", "Idle")
+        assert s.service.claim_schedd[cid] == SCHEDD and not s.service.answers
     run(test)
 
 
@@ -209,9 +212,9 @@ def test_a_second_schedd_asking_for_a_held_claim_is_refused_and_the_holder_keeps
         await s.begin()
         cid = await s.running(job(tmp_path))
         other = "bob@other.test"
-        assert await s.service.handle(m.RequestClaim(cid, job(tmp_path, ClusterId=8), other)) == Ok()
-        refused = [(key, r) for key, r, _ in s.posted.items if isinstance(r, m.ClaimReply) and not r.accepted]
-        assert [key for key, _ in refused] == [f"schedd:{other}:{without_secret(cid)}"], s.posted.items
+        refused = await s.service.handle(m.RequestClaim(cid, job(tmp_path, ClusterId=8), other))
+        assert isinstance(refused, m.ClaimReply) and not refused.accepted  # the asker's answer
+        assert s.service.claim_schedd[cid] == SCHEDD and s.posted.of(m.ClaimReply) == []
         s.started[0].exits(0)
         await settle()
         exits = [key for key, u, _ in s.posted.items if isinstance(u, JobUpdate) and u.event is JobEvent.EXITED]
@@ -229,10 +232,10 @@ def test_an_activation_spawns_a_starter_and_its_exit_reaches_the_schedd_and_the_
         assert len(s.started) == 1 and s.pair() == ("Claimed", "Busy")
         spec = s.started[0].spec
         assert spec.executable == "/bin/true" and Path(spec.scratch_dir).parent == s.layout.execute
-        provisioned, = [u for u in s.posted.of(JobUpdate) if u.event is JobEvent.PROVISIONED]
-        assert provisioned.resources["CondorScratchDir"] == spec.scratch_dir
-        assert provisioned.resources["CpusProvisioned"] == 1
-        assert s.posted.of(m.ActivateReply) == [m.ActivateReply(cid, True)]
+        reply, = s.posted.of(m.ActivateReply)  # with what the slot gives the job, no update before it
+        assert (reply.claim_id, reply.accepted) == (cid, True)
+        assert reply.resources["CondorScratchDir"] == spec.scratch_dir and reply.resources["CpusProvisioned"] == 1
+        assert not [u for u in s.posted.of(JobUpdate) if u.event is JobEvent.PROVISIONED]
         s.started[0].exits(0)
         await settle()
         exited, = [u for u in s.posted.of(JobUpdate) if u.event is JobEvent.EXITED]
@@ -261,7 +264,7 @@ def test_an_exit_answered_with_the_next_activation_starts_that_job(tmp_path: Pat
         assert len(s.started) == 2 and s.pair() == ("Claimed", "Busy")
         assert s.started[1].spec.job_ad_text.count("ClusterId = 9") == 1
         assert s.service.exits.get(cid) is None
-        assert s.posted.of(m.ActivateReply)[-1] == m.ActivateReply(cid, True)
+        assert s.posted.of(m.ActivateReply)[-1].accepted
     run(test)
 
 
@@ -299,8 +302,7 @@ def test_a_deferred_job_is_spawned_when_the_core_starts_it(tmp_path: Path) -> No
         assert s.started == []
         await s.at(start)
         assert len(s.started) == 1
-        provisioned, = [u for u in s.posted.of(JobUpdate) if u.event is JobEvent.PROVISIONED]
-        assert provisioned.resources["CondorScratchDir"] == s.started[0].spec.scratch_dir
+        assert s.posted.of(m.ActivateReply)[-1].resources["CondorScratchDir"] == s.started[0].spec.scratch_dir
     run(test)
 
 

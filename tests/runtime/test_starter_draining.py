@@ -12,6 +12,7 @@ import gc
 import weakref
 from pathlib import Path
 
+from htcpool.protocol import startd as m
 from tests.runtime.inprocess import run
 from tests.runtime.test_startd_service import Startd, job, settle
 
@@ -20,7 +21,7 @@ def test_a_forgotten_starter_is_held_until_its_events_are_read(tmp_path: Path) -
     async def test() -> None:
         s = Startd(tmp_path)
         await s.begin()
-        await s.running(job(tmp_path))
+        cid = await s.running(job(tmp_path))
         [starter] = s.started
         starter.exits(0)
         starter.done = False  # its exit is handled, its reader not yet at the end
@@ -34,7 +35,8 @@ def test_a_forgotten_starter_is_held_until_its_events_are_read(tmp_path: Path) -
         assert alive is not None, "a starter whose events are still being read was let go"
         alive.done = True
         del alive
-        await s.running(job(tmp_path))  # the next starter's end lets the drained one go
+        await s.service.handle(m.ActivateClaim(cid, job(tmp_path)))  # the claim's next job: its
+        await settle()  # starter's end lets the drained one go
         s.started[0].exits(0)
         await settle()
         gc.collect()

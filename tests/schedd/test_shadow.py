@@ -57,6 +57,22 @@ def test_claim_activate_run_exit_and_the_job_leaves_for_the_history() -> None:
     assert to_startd(out) == [ReleaseClaim("c1")] and "c1" not in core.claims.claims
 
 
+def test_an_accepted_activation_brings_what_the_slot_gives_the_job() -> None:
+    """The startd's reply to an activation carries the job's provisioned resources (one message
+    where a provisioned update used to come first): they go into the job ad as it starts."""
+    core = schedd()
+    submit(core, "")
+    match(core, (1, 0))
+    core.handle(ClaimReply("c1", True, slot="slot1_1@ep"), T0)
+    core.handle(ActivateReply("c1", True, resources={"CpusProvisioned": 2, "MemoryProvisioned": 512,
+                                                      "ProvisionedResources": "Cpus,Memory",
+                                                      "CondorScratchDir": "/x"}), T0 + 1)
+    ad = core.queue.jobs[(1, 0)]
+    assert core.queue.status((1, 0)) == JobStatus.RUNNING
+    assert (ad.eval("CpusProvisioned"), ad.eval("MemoryProvisioned"), ad.eval("CondorScratchDir")) == (2, 512, "/x")
+    assert ad.eval("ProvisionedResources") == "Cpus,Memory"
+
+
 def test_provisioned_suspended_continued_and_started() -> None:
     core = schedd()
     submit(core, "")

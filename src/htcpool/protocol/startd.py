@@ -304,9 +304,14 @@ class ClaimReply:
 
 @dataclass(frozen=True, slots=True)
 class ActivateReply:
+    """Answer to ACTIVATE_CLAIM; an accepted one carries what the slot gives the job, as job ad
+    attributes (``…Provisioned``, ``ProvisionedResources``, ``CondorScratchDir``): what a
+    ``provisioned`` JobUpdate would say, in the same message."""
+
     claim_id: str
     accepted: bool
     reason: str = ""
+    resources: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

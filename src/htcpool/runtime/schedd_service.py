@@ -64,7 +64,15 @@ from htcpool.protocol import (
     Submit,
 )
 from htcpool.protocol.schedd import QueueCounts, QueueTotals, SubmitFactory
-from htcpool.protocol.startd import UNKNOWN_CLAIM, ActivateClaim, Alive, Notice, NotifySchedd
+from htcpool.protocol.startd import (
+    UNKNOWN_CLAIM,
+    ActivateClaim,
+    Alive,
+    ClaimReply,
+    Notice,
+    NotifySchedd,
+    RequestClaim,
+)
 from htcpool.runtime.daemon import Daemon, daemon_config
 from htcpool.runtime.flock_ads import FlockAdvertiser
 from htcpool.runtime.http import RequestRefused
@@ -299,7 +307,8 @@ class ScheddService:
             log.warning("no startd known for claim %s", action.message.claim_id)
             return
         message = action.message
-        answered = self._alive_answered(message.claim_id) if isinstance(message, Alive) else None
+        answered = self._alive_answered(message.claim_id) if isinstance(message, Alive) \
+            else self._claim_answered if isinstance(message, RequestClaim) else None
         claim = self.core.claims.claims.get(message.claim_id)
         slot = claim.slot_ad.get("Name") if claim is not None else None
         self.daemon.outbox.post(claim_key(action.address, message.claim_id), message,
@@ -328,6 +337,19 @@ class ScheddService:
             return old
         ads = await self.daemon.collector_query(QueryAds("Machine", f"Machine == {quote(startd)}", ("MyAddress",)))
         return next((str(ad["MyAddress"]) for ad in ads if isinstance(ad.get("MyAddress"), str)), old)
+
+    async def _claim_answered(self, reply: Any) -> None:
+        """A startd may answer a claim request with its claim reply itself, when it decided at
+        once (one message fewer for each claim of a partitionable slot's carving): taken as if it
+        had come on its own. A startd that decides later (a slot to vacate first) answers ``Ok``
+        and posts its reply then."""
+        if self.stopping or not isinstance(reply, ClaimReply):
+            return
+        try:
+            await self._to_core(reply, self.daemon.clock())
+        finally:
+            self._flush_logs()
+            self.daemon.poke()
 
     def _alive_answered(self, claim_id: str) -> Callable[[Any], Awaitable[None]]:
         """What to do with a startd's answer to a keep-alive: ``unknown claim`` (the startd

@@ -21,7 +21,7 @@ Actions out go through ``ACTIONS`` (action type -> handler):
 * ``SendAd`` goes to the collector with the startd's addresses and, as private
   attributes only the negotiator sees, the slot's claim ids (``startd_ads``); a slot
   that becomes Unclaimed asks the negotiator for a cycle;
-* ``ClaimReply``, ``ActivateReply`` (preceded by the ``provisioned`` update),
+* ``ClaimReply``, ``ActivateReply`` (an accepted one with what the slot gives the job),
   ``DeactivateReply``, ``NotifySchedd``, ``HoldJob`` and the core's own ``JobUpdate``
   (a missed deferral time, a held start ended) go to the schedd that holds the claim
   (``startd_schedds``: found by name through the collector, one ordered outbox queue per
@@ -157,6 +157,7 @@ class StartdService:
                                                                     if (n := slot_number(s.name))])
         self.claim_schedd = self.schedds.claim_schedd  # claim id -> the schedd that holds it
         self.askers: dict[str, str] = {}  # claim id -> a schedd asking for it while another holds it
+        self.answers: dict[str, m.ClaimReply | None] = {}  # claim id -> its reply, while its request is handled
         self.freed = FreedSlots()
         self.backfill = BackfillClients(self._backfill_started, self._backfill_exited)
         self.drain_replies: list[m.DrainReply] = []
@@ -208,12 +209,23 @@ class StartdService:
         holder = self.claim_schedd.get(message.claim_id)
         if holder in (None, message.schedd) or self.core.find_claim(message.claim_id) is None:
             self.claim_schedd[message.claim_id] = message.schedd
-            return await self._to_core(message)
+            return await self._answered_at_once(message)
         self.askers[message.claim_id] = message.schedd
         try:
-            return await self._to_core(message)
+            return await self._answered_at_once(message)
         finally:
             self.askers.pop(message.claim_id, None)
+
+    async def _answered_at_once(self, message: m.RequestClaim) -> Any:
+        """The core's claim reply, when it decides at once, is the answer to the request itself
+        (the schedd takes it as if posted: one message fewer per claim); else ``Ok``, and the reply
+        is posted when the core decides (a slot vacated first)."""
+        self.answers[message.claim_id] = None
+        try:
+            await self._to_core(message)
+            return self.answers[message.claim_id] or Ok()
+        finally:
+            del self.answers[message.claim_id]
 
     async def _drain(self, message: m.Drain | m.CancelDrain) -> Any:
         self.drain_replies.clear()
@@ -364,19 +376,19 @@ class StartdService:
             if pslot is not None:
                 reply = replace(a, leftovers=leftovers(a.leftovers, pslot, self.daemon.url, self.daemon.sinful))
         asker = self.askers.get(a.claim_id)
-        if asker is not None:
-            if a.accepted:
-                self.claim_schedd[a.claim_id] = asker
+        if asker is not None and a.accepted:
+            self.claim_schedd[a.claim_id] = asker
+        if a.claim_id in self.answers and self.answers[a.claim_id] is None:
+            self.answers[a.claim_id] = reply  # the answer to its request, to the schedd that asked
+        elif asker is not None:
             self.to_schedd(asker, reply)
-            return
-        self._to_claim_schedd(a.claim_id, reply)
+        else:
+            self._to_claim_schedd(a.claim_id, reply)
 
     async def _activate_reply(self, a: m.ActivateReply) -> None:
-        if a.accepted:
-            self._to_claim_schedd(a.claim_id, JobUpdate(a.claim_id, "", JobEvent.PROVISIONED,
-                                                        resources=provisioned(
-                                                            self.core.find_claim(a.claim_id),
-                                                            self.starters.scratch_dir(a.claim_id, _slot_of(self.core, a.claim_id)))))
+        if a.accepted:  # with what the slot gives the job: one message, not a provisioned update before it
+            a = replace(a, resources=provisioned(self.core.find_claim(a.claim_id),
+                                                 self.starters.scratch_dir(a.claim_id, _slot_of(self.core, a.claim_id))))
         self._to_claim_schedd(a.claim_id, a)
 
     async def _claim_message(self, a: m.DeactivateReply | m.HoldJob) -> None:

@@ -9,8 +9,9 @@ and one per reported event (``UPDATES``):
   name (the claim takes it) and with the leftovers (``offers.claim_leftovers``). The job
   ad already holds its ``ClaimId``, its startd's address (``StartdAddress``) and
   ``LastJobLeaseRenewal`` from the moment its activation was decided (``claims``), which a
-  restarted schedd reconnects with (``reconnect``); a refused activation puts the job back
-  to Idle and releases the claim.
+  restarted schedd reconnects with (``reconnect``); an accepted activation's reply says
+  what the slot gives the job (its provisioned resources, into the job ad); a refused one
+  puts the job back to Idle and releases the claim.
 * ``NotifySchedd`` release: the startd ended the claim; a running job goes back to Idle
   with the startd's reason, and the negotiator is asked for a cycle.
 * ``HoldJob`` (``WANT_HOLD`` when the startd preempted): the running job is held with
@@ -35,7 +36,7 @@ and one per reported event (``UPDATES``):
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from htcpool.classad import ClassAd, ExprTree, as_float, as_int
@@ -80,7 +81,9 @@ def on_claim_reply(schedd: Schedd, reply: ClaimReply, now: float) -> Ok:
 
 
 def on_activate_reply(schedd: Schedd, reply: ActivateReply, now: float) -> Ok:
-    schedd.renew(reply.claim_id, now)
+    job_id = schedd.renew(reply.claim_id, now)
+    if reply.accepted and reply.resources and job_id is not None and job_id in schedd.queue.jobs:
+        _provide(schedd, job_id, reply.resources, now)
     schedd.send_claim_actions(schedd.claims.activate_reply(reply, now))  # a refusal: a release
     return Ok()
 
@@ -116,8 +119,14 @@ def on_job_update(schedd: Schedd, update: JobUpdate, now: float) -> Ok:
 
 
 def _provisioned(schedd: Schedd, job_id: JobId, u: JobUpdate, now: float) -> None:
+    _provide(schedd, job_id, u.resources, now)
+
+
+def _provide(schedd: Schedd, job_id: JobId, resources: Mapping[str, Any], now: float) -> None:
+    """What the slot gives the job, into its ad (an accepted activation's, or a ``provisioned``
+    report's)."""
     ad = schedd.queue.jobs[job_id]
-    for attr, value in u.resources.items():
+    for attr, value in resources.items():
         ad[attr] = value
     schedd.queue.save(job_id, now)
 

@@ -268,9 +268,8 @@ class StartdDriver:
         self._to_claim_schedd(a.claim_id, reply)
 
     def _activate_reply(self, a: m.ActivateReply) -> None:
-        if a.accepted:
-            self._to_claim_schedd(a.claim_id, JobUpdate(a.claim_id, "", JobEvent.PROVISIONED, resources=provisioned(
-                self.core.find_claim(a.claim_id), f"/sim/execute/{a.claim_id}")))
+        if a.accepted:  # as the live startd: what the slot gives the job, in the reply
+            a = replace(a, resources=provisioned(self.core.find_claim(a.claim_id), f"/sim/execute/{a.claim_id}"))
         self._to_claim_schedd(a.claim_id, a)
 
     def _claim_message(self, a: m.DeactivateReply | m.HoldJob | JobUpdate) -> None:
