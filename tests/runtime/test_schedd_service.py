@@ -47,8 +47,8 @@ from htcpool.protocol.startd import (
 )
 from htcpool.runtime.http import RequestRefused
 from htcpool.runtime.schedd_service import ScheddService, claim_key
-from htcpool.startd.claim_ids import make_claim_id, without_secret
 from htcpool.schedd import JobStatus
+from htcpool.startd.claim_ids import make_claim_id, without_secret
 from tests.runtime.inprocess import T0, Clock, Network, Recorder, daemon, pool_layout, run
 
 CONFIG = 'SCHEDD_NAME = schedd@pool.test\nALIVE_INTERVAL = 20\n'

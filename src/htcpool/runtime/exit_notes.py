@@ -19,9 +19,9 @@ crashing, which takes the starter and its job down too; a sync would lengthen ev
 report by a disk write.
 
 The next startd reads the notes when it starts (``PendingExits``, before it answers anyone),
-keeps each as a pending exit and removes the note; a running startd removes a job's note once
-its own table of pending exits holds the exit, or at once when that exit is one it does not
-keep. A note that cannot be read is set aside (``.damaged``) with a warning.
+keeps each as a pending exit and removes the note; a running startd keeps its own starter's
+note as the exit's record until the schedd has the exit (``PendingExits.record``), and removes
+it at once when that exit is one it does not keep. A note that cannot be read is set aside (``.damaged``) with a warning.
 """
 
 from __future__ import annotations

@@ -19,7 +19,9 @@ instead, which change the table at once and leave the writing to one worker thre
 of the disk (milliseconds) never holds up the loop's other slots. The worker writes the newest
 table each time it runs (a burst of exits costs one write, not one each); ``record``'s answer is
 done once a table holding the exit is on disk (a write that fails is a warning: the exit still
-goes out).
+goes out). An exit its starter noted (``exit_notes``) is on disk already: ``record`` keeps it in
+memory only, its answer done at once, the table never holds it, and its note is removed when
+the schedd has answered; a startd killed meanwhile leaves the note to the next one.
 """
 
 from __future__ import annotations
