@@ -121,7 +121,7 @@ def test_act_edit_summary_and_reschedule(pool: PersonalPool) -> None:
                                              "request_memory": "16MB"}), count=2)
     cluster = result.cluster()
     held = schedd.act(htcondor2.JobAction.Hold, [f"{cluster}.0"], "held by the test")
-    assert held["TotalSuccess"] == 1 and held["TotalJobAds"] == 1
+    assert held["TotalSuccess"] == 1 and held["TotalJobAds"] == 1, (held, schedd.query(f"ClusterId == {cluster}"))
     again = schedd.act(htcondor2.JobAction.Hold, f"{cluster}.0")
     assert again["TotalSuccess"] == 0 and again["TotalAlreadyDone"] == 1
     ad = schedd.query(f"ClusterId == {cluster} && ProcId == 0", ["JobStatus", "HoldReason"])[0]
