@@ -18,7 +18,7 @@ from htcpool.protocol import (
     Submitted,
     UpdateAd,
 )
-from htcpool.protocol.startd import Alive, ClaimReply, ReleaseClaim
+from htcpool.protocol.startd import ActivateClaim, Alive, ClaimReply, ReleaseClaim
 from htcpool.schedd import (
     Action,
     BadRequest,
@@ -33,7 +33,7 @@ from htcpool.schedd import (
 )
 from htcpool.schedd.eventlog import SUBMIT
 from htcpool.schedd.submit_requirements import SubmitRequirement
-from tests.schedd.helpers import T0, job, run, schedd, submit, to_startd
+from tests.schedd.helpers import T0, job, match, run, schedd, submit, to_startd
 
 
 def ads_sent(actions: list[Action]) -> dict[str, dict[str, object]]:
@@ -79,6 +79,22 @@ def test_queries_hide_the_schedds_private_attributes() -> None:
     assert isinstance(reply, AdList) and [dict(ad.items()) for ad in reply.ads] == [{"ProcId": 1}]
     with pytest.raises(BadRequest, match="does not parse"):
         core.handle(QueueQuery("JobStatus =="), T0)
+
+
+def test_a_job_held_while_its_claim_is_requested_is_held_and_the_claim_takes_another() -> None:
+    """A hold that comes between the match and the startd's claim reply: the job is held (and the
+    action says so), the claim lets it go and, once accepted, activates the next idle job. (The
+    hold used to be reported as failed, the job held all the same, since a requested claim could
+    not be released.)"""
+    core = schedd()
+    submit(core, "", "")
+    match(core, (1, 0))
+    out = core.handle(JobAction(JobActionKind.HOLD, "alice", ("1.0",)), T0 + 1)
+    assert out.reply == ActionResult(("1.0",), ()) and core.queue.status((1, 0)) == JobStatus.HELD
+    assert to_startd(out) == []
+    out = core.handle(ClaimReply("c1", True, slot="slot1_1@ep"), T0 + 2)
+    [activate] = to_startd(out)
+    assert isinstance(activate, ActivateClaim) and (activate.job["ClusterId"], activate.job["ProcId"]) == (1, 1)
 
 
 def test_job_actions_by_kind() -> None:

@@ -355,6 +355,16 @@ class ClaimManager:
         self._evict(claim, now, "The schedd released the claim.")
         return [ReleaseClaim(claim_id)]
 
+    def job_held(self, claim_id: str, now: float) -> list[ClaimAction]:
+        """The claim's job was held: a claim still being requested lets the job go and stays, for
+        its reply to take another job or be released (``_place_job``), as for a removed job;
+        any other claim is released."""
+        claim = self.claim(claim_id)
+        if claim.state is ClaimState.REQUESTED:
+            claim.job = None
+            return []
+        return self.release(claim_id, now)
+
     def remove_job(self, job_id: JobId, user: str | None, now: float, reason: str = "") -> list[ClaimAction]:
         """condor_rm through the claims: the job leaves the queue and its claim is released."""
         self.queue.remove(job_id, user, now, reason)

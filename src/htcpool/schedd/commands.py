@@ -145,7 +145,7 @@ def _hold(schedd: Schedd, job_id: JobId, a: JobAction, user: str | None, now: fl
     claim_id = schedd.claim_of(job_id)
     schedd.queue.hold(job_id, user, now, a.reason or f"via condor_hold (by user {a.user})")
     if claim_id is not None:
-        schedd.send_claim_actions(schedd.claims.release(claim_id, now))
+        schedd.send_claim_actions(schedd.claims.job_held(claim_id, now))
 
 
 def _release(schedd: Schedd, job_id: JobId, a: JobAction, user: str | None, now: float) -> None:
