@@ -5,8 +5,8 @@ starter does anything (the interpreter, then psutil and the starter's modules): 
 of short jobs that is most of the startd's work. A ``ForkServer`` is one long-lived process
 per startd, started once, that imports the starter module and then only forks: each child
 becomes one starter with the request's pipes as its stdin, stdout and stderr and runs the
-starter's ``main`` with them. It is ``python -m htcpool.runtime.forkserver`` on one end of a
-UNIX socket pair; the startd holds the other.
+starter's ``main`` with them. It is ``python -m htcpool.runtime.forkserver_loop`` (the server's
+side) on one end of a UNIX socket pair; the startd holds the other (this module).
 
 How it works:
 
@@ -44,7 +44,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import selectors
 import signal
 import socket
 import sys
@@ -53,105 +52,6 @@ from collections.abc import Mapping
 _UNKNOWN_STATUS = 255
 
 
-# ---------------------------------------------------------------------------- the server
-def _child(conn: socket.socket, wakeup: tuple[int, int], fds: list[int]) -> None:
-    """In the forked child: become a starter on ``fds`` (never returns)."""
-    code = 70
-    try:
-        signal.set_wakeup_fd(-1)
-        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        conn.close()
-        for fd in wakeup:
-            os.close(fd)
-        for target, fd in enumerate(fds):
-            os.dup2(fd, target)
-        for fd in fds:
-            if fd > 2:
-                os.close(fd)
-        from htcpool.runtime import starter
-
-        starter.run()
-    except BaseException:
-        import traceback
-
-        traceback.print_exc()
-    finally:
-        os._exit(code)
-
-
-def _fork(conn: socket.socket, wakeup: tuple[int, int], request: str, fds: list[int]) -> None:
-    """Serve one ``S <n>`` request."""
-    parts = request.split()
-    if len(parts) != 2 or parts[0] != "S" or len(fds) != 3:
-        for fd in fds:
-            os.close(fd)
-        conn.sendall(f"F {parts[1] if len(parts) > 1 else '?'} malformed request\n".encode())
-        return
-    try:
-        pid = os.fork()
-    except OSError as e:
-        conn.sendall(f"F {parts[1]} {e}\n".encode())
-        pid = -1
-    if pid == 0:
-        _child(conn, wakeup, fds)
-    for fd in fds:
-        os.close(fd)
-    if pid < 0:
-        return
-    pidfd = -1
-    with contextlib.suppress(OSError, AttributeError):
-        pidfd = os.pidfd_open(pid)
-    try:
-        socket.send_fds(conn, [f"P {parts[1]} {pid} {int(pidfd >= 0)}\n".encode()], [pidfd] if pidfd >= 0 else [])
-    finally:
-        if pidfd >= 0:
-            os.close(pidfd)
-
-
-def _reap(conn: socket.socket) -> None:
-    """Report every child that ended."""
-    while True:
-        try:
-            pid, status = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
-        with contextlib.suppress(OSError):
-            conn.sendall(f"E {pid} {status}\n".encode())
-
-
-def serve(fd: int) -> int:
-    """The server's loop on the socket ``fd`` until the startd closes its end."""
-    conn = socket.socket(fileno=fd)
-    conn.setblocking(True)
-    wakeup = os.pipe()
-    os.set_blocking(wakeup[0], False)
-    os.set_blocking(wakeup[1], False)
-    signal.signal(signal.SIGCHLD, lambda *_: None)
-    signal.set_wakeup_fd(wakeup[1])
-    from htcpool.runtime import starter  # noqa: F401  (imported once, here, for every child)
-
-    selector = selectors.DefaultSelector()
-    selector.register(conn, selectors.EVENT_READ, "conn")
-    selector.register(wakeup[0], selectors.EVENT_READ, "wakeup")
-    while True:
-        for key, _ in selector.select(timeout=1.0):
-            if key.data == "wakeup":
-                with contextlib.suppress(OSError):
-                    os.read(wakeup[0], 512)
-                continue
-            try:
-                data, fds, _flags, _addr = socket.recv_fds(conn, 256, 3)
-            except OSError:
-                return 0
-            if not data:
-                return 0
-            _fork(conn, wakeup, data.decode(errors="replace"), fds)
-        _reap(conn)
-
-
-# ---------------------------------------------------------------------------- the startd's side
 class ForkedStarter:
     """A starter forked by the server, as the startd sees it (see the module docstring)."""
 
@@ -241,7 +141,7 @@ class ForkServer:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             self.process = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "htcpool.runtime.forkserver", str(theirs.fileno()),
+                sys.executable, "-m", "htcpool.runtime.forkserver_loop", str(theirs.fileno()),
                 pass_fds=(theirs.fileno(),), stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
                 env=self.environment)
         finally:
@@ -423,15 +323,4 @@ class ForkServer:
                 await self.process.wait()
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    if len(args) != 1 or not args[0].isdigit():
-        print("usage: python -m htcpool.runtime.forkserver FD", file=sys.stderr)
-        return 2
-    return serve(int(args[0]))
-
-
-__all__ = ["ForkServer", "ForkedStarter", "main", "serve"]
-
-if __name__ == "__main__":
-    sys.exit(main())
+__all__ = ["WARM", "ForkServer", "ForkedStarter"]
