@@ -127,10 +127,8 @@ class PendingExits:
             remove_note(self.notes, claim_id)
 
     def delivered(self, claim_id: str) -> None:
-        if self.items.pop(claim_id, None) is not None and claim_id not in self._in_notes:
+        if self._let_go(claim_id):
             self._save()
-        self._in_notes.discard(claim_id)
-        self.drop_note(claim_id)
 
     def record(self, schedd: str, job: str, slot: str, update: JobUpdate) -> asyncio.Future[None]:
         """``add`` written by the worker thread; the answer is done once it is on disk (the
@@ -149,10 +147,16 @@ class PendingExits:
 
     def forget(self, claim_id: str) -> None:
         """``delivered`` written by the worker thread (an exit kept in its note: the note goes)."""
-        if self.items.pop(claim_id, None) is not None and claim_id not in self._in_notes:
+        if self._let_go(claim_id):
             self._save_soon()
+
+    def _let_go(self, claim_id: str) -> bool:
+        """The schedd has the claim's exit: out of the table and its note removed; whether the
+        table on disk held it (and must be written again)."""
+        in_table = self.items.pop(claim_id, None) is not None and claim_id not in self._in_notes
         self._in_notes.discard(claim_id)
         self.drop_note(claim_id)
+        return in_table
 
     def _save_soon(self) -> asyncio.Future[None]:
         number = self._wanted[0] + 1
