@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import random
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from htcpool.classad import ClassAd, ExprTree
@@ -89,3 +90,17 @@ def count_by(matches: Iterable[Any], attr: str = "submitter") -> dict[str, int]:
         key = getattr(m, attr)
         out[key] = out.get(key, 0) + 1
     return out
+
+
+def churned(rng: random.Random, pool: list[ClassAd], cycles: int,
+            change: Callable[[random.Random, ClassAd, int], ClassAd],
+            jobs: Callable[[random.Random, int], dict[str, list[ClassAd]]],
+            ) -> Iterator[tuple[int, dict[str, list[ClassAd]], float]]:
+    """The inputs of ``cycles`` negotiation cycles over a pool that changes between them: before
+    each, up to seven random slots of ``pool`` (replaced in place) become ``change(rng, ad, i)``;
+    then the cycle's number, its jobs (``jobs(rng, cycle)``) and its time, a minute apart."""
+    for cycle in range(cycles):
+        for i in rng.sample(range(len(pool)), rng.randrange(0, 8)):
+            pool[i] = change(rng, pool[i], i)
+        yield cycle, jobs(rng, cycle), START + 60 * cycle
+

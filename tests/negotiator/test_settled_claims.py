@@ -16,7 +16,7 @@ from htcpool.negotiator import slotclasses as slotclasses_module
 from htcpool.negotiator.cycle import NegotiationCycle
 from htcpool.negotiator.outcomes import CycleResult
 from htcpool.negotiator.slotmemo import SlotMemo
-from tests.negotiator.helpers import START, claimed, job, slot, submitters
+from tests.negotiator.helpers import START, churned, claimed, job, slot, submitters
 
 USERS = ("alice@d", "bob@d", "carol@d")
 POLICIES = (
@@ -73,11 +73,7 @@ def test_cycles_with_settled_claims_decide_as_cycles_without(policy: NegotiatorP
         pool = [_slot(rng, i) for i in range(24)]
         memo = SlotMemo()
         settled, plain = Accountant(policy.accountant), Accountant(policy.accountant)
-        for cycle in range(6):
-            for i in rng.sample(range(len(pool)), rng.randrange(0, 8)):
-                pool[i] = _change(rng, pool[i], i)
-            jobs = _jobs(rng, cycle)
-            now = START + 60 * cycle
+        for cycle, jobs, now in churned(rng, pool, 6, _change, _jobs):
             memo.begin()
             fast = negotiate(now, pool, submitters(pool, jobs, policy), settled, policy, memo=memo)
             copies = [ad.copy() for ad in pool]

@@ -11,7 +11,7 @@ from htcpool.classad import ClassAd, ExprTree
 from htcpool.negotiator import Accountant, NegotiatorPolicy, negotiate
 from htcpool.negotiator.outcomes import CycleResult
 from htcpool.negotiator.slotmemo import SlotFacts, SlotMemo
-from tests.negotiator.helpers import START, claimed, job, slot, submitters
+from tests.negotiator.helpers import churned, claimed, job, slot, submitters
 
 USERS = ("alice@d", "bob@d", "carol@d")
 POLICY = NegotiatorPolicy(preemption_requirements="RemoteUserPrio > SubmitterUserPrio * 1.2")
@@ -69,11 +69,7 @@ def test_cycles_with_the_memo_decide_as_cycles_without_it() -> None:
         pool = [_slot(rng, i) for i in range(24)]
         memo = SlotMemo()
         remembered, fresh = Accountant(POLICY.accountant), Accountant(POLICY.accountant)
-        for cycle in range(8):
-            for i in rng.sample(range(len(pool)), rng.randrange(0, 8)):
-                pool[i] = _change(rng, pool[i], i)
-            jobs = _jobs(rng, cycle)
-            now = START + 60 * cycle
+        for cycle, jobs, now in churned(rng, pool, 8, _change, _jobs):
             memo.begin()
             subs = submitters(pool, jobs, POLICY)
             with_memo = negotiate(now, pool, subs, remembered, POLICY, memo=memo)
