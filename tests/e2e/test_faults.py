@@ -60,7 +60,11 @@ def test_acknowledged_submit_survives_a_schedd_crash(make_pool) -> None:
 def test_startd_killed_jobs_go_back_to_idle_and_run_again(make_pool) -> None:
     pool = make_pool("JOB_DEFAULT_LEASE_DURATION = 6\nALIVE_INTERVAL = 2\n")
     cluster = _sleeper(pool, 4, extra="job_lease_duration = 6")
-    pool.wait_for(lambda: pool.status(cluster) == 2, 20, "running")
+    # Running in the queue is the activation sent; a startd killed before it started the job
+    # sends the job back to Idle unrun. Its execute event says it began.
+    log = pool.jobs_dir / "sleeper.log"
+    pool.wait_for(lambda: pool.status(cluster) == 2 and re.search(r"^001 \(", log.read_text(), re.M), 20,
+                  "running")
     old = pool.kill("startd", signal.SIGKILL)
     # the startd comes back (new claim ids); the schedd's lease runs out and the job runs again
     pool.wait_restarted("startd", old)
@@ -68,7 +72,7 @@ def test_startd_killed_jobs_go_back_to_idle_and_run_again(make_pool) -> None:
     done = pool.history(f"ClusterId == {cluster}")[0]
     assert done["NumJobStarts"] >= 2
     # the user log: started, evicted back to Idle, started again, terminated
-    events = re.findall(r"^(\d{3}) \(", (pool.jobs_dir / "sleeper.log").read_text(), re.M)
+    events = re.findall(r"^(\d{3}) \(", log.read_text(), re.M)
     runs = [e for e in events if e in ("001", "004", "005")]
     assert runs[:3] == ["001", "004", "001"] and runs[-1] == "005", events
 

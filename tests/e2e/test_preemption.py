@@ -58,6 +58,22 @@ def _evictions(pool, owner: str) -> int:
     return len(re.findall(r"^004 ", log, re.M))
 
 
+def _began(pool, owner: str, cluster: int) -> bool:
+    """Running in the queue (activated) and running its trap: the job's own note is written."""
+    return _running(pool, cluster) and (pool.jobs_dir / f"{owner}.0.runs").exists()
+
+
+def _wait_evicted(pool, owner: str, cluster: int, count: int = 1) -> None:
+    """The preempted jobs back to Idle with one eviction each in their log. The schedd hears of the eviction
+    and of the new claim on their own ways (as HTCondor's shadow and the startd's claim reply), so
+    the preempting job can be Running a moment before the preempted one is Idle."""
+    def observed() -> tuple:
+        return [pool.status(cluster, p) for p in range(count)], _evictions(pool, owner)
+
+    pool.wait_for(lambda: observed() == ([1] * count, count), 15, f"{owner}'s jobs evicted back to Idle",
+                  show=observed)
+
+
 def _setfactor(pool, user: str, factor: float) -> None:
     pool.c.send("negotiator", UserprioCommand("setfactor", f"{user}@{DOMAIN}", factor))
 
@@ -77,20 +93,18 @@ RANK = (Owner == "coltrane") + (Owner == "tyner") + ((Owner == "garrison") * 10)
 PREEMPTION_REQUIREMENTS = False
 """)
     outsider = _submit(pool, "miles")
-    # running in the queue (activated) is not yet running its trap: wait for the job's own note
-    pool.wait_for(lambda: _running(pool, outsider) and (pool.jobs_dir / "miles.0.runs").exists(), 30,
-                  "the outsider's job running")
+    pool.wait_for(lambda: _began(pool, "miles", outsider), 30, "the outsider's job running")
 
     jones = _submit(pool, "jones")
-    pool.wait_for(lambda: _running(pool, jones), 30, "Jones' job preempting the outsider's")
-    assert pool.status(outsider) == 1 and _evictions(pool, "miles") == 1
+    pool.wait_for(lambda: _began(pool, "jones", jones), 30, "Jones' job preempting the outsider's")
+    _wait_evicted(pool, "miles", outsider)
     assert (pool.jobs_dir / "miles.0.term").exists()  # vacated with its KillSig
     slot = pool.slots()[0]
     assert str(slot["RemoteOwner"]).startswith("jones@") and slot["CurrentRank"] == 1
 
     garrison = _submit(pool, "garrison")
     pool.wait_for(lambda: _running(pool, garrison), 30, "Garrison's job preempting Jones'")
-    assert pool.status(jones) == 1 and _evictions(pool, "jones") == 1
+    _wait_evicted(pool, "jones", jones)
     assert pool.slots()[0]["CurrentRank"] == 10
 
     coltrane = _submit(pool, "coltrane")
@@ -153,7 +167,7 @@ NEGOTIATOR_CONSIDER_EARLY_PREEMPTION = {early}
         assert term_at >= job_start + retirement - 1, (term_at - job_start, seen)
         assert "Claimed/Retiring" not in seen, seen
     pool.wait_for(lambda: _running(pool, coltrane), 20, "Coltrane's job running")
-    assert pool.status(garrison) == 1 and _evictions(pool, "garrison") == 1
+    _wait_evicted(pool, "garrison", garrison)
     assert _remote_owners(pool) == ["coltrane"]
 
 
@@ -178,8 +192,7 @@ PREEMPTION_REQUIREMENTS = (time() - EnteredCurrentState) > {hold_off} && RemoteU
     for proc in range(2):
         term_at = float((pool.jobs_dir / f"tester.{proc}.term").read_text().split()[0])
         assert term_at >= claimed_at + hold_off - 1, term_at - claimed_at
-        assert pool.status(tester, proc) == 1
-    assert _evictions(pool, "tester") == 2
+    _wait_evicted(pool, "tester", tester, 2)
     assert _remote_owners(pool) == ["bob", "bob"]
     # tester's idle jobs, with the worse priority, never win the slots back
     pool.wait_for(lambda: pool.idle_jobs_advertised("tester") == 2, 15, "tester's idle jobs advertised")
