@@ -135,6 +135,32 @@ def test_starters_forked_ahead_take_the_next_jobs_and_end_quietly_when_not_neede
     base.run(test)
 
 
+def test_a_waiting_starter_is_given_its_job_without_awaiting(tmp_path: Path) -> None:
+    """``StarterHandle.warm`` takes a starter forked ahead and writes its launch at once (no pass
+    through the event loop between the job's start and the starter's wake-up); with none waiting
+    it gives None, and the start goes the usual way."""
+    spec = base.make_spec(tmp_path, "/bin/true")
+
+    async def test() -> None:
+        server = ForkServer(child_environment(), warm=1)
+        try:
+            assert StarterHandle.warm(server, spec, base.Events()) is None  # nothing forked yet
+            server.warm_up(None)
+            deadline = time.monotonic() + 10
+            while not server.has_warm(None):
+                assert time.monotonic() < deadline, "no starter forked ahead"
+                await asyncio.sleep(0.01)
+            assert StarterHandle.warm(server, spec, base.Events(), "other.log") is None  # not for that log
+            events = base.Events()
+            handle = StarterHandle.warm(server, spec, events)
+            assert handle is not None
+            assert await asyncio.wait_for(handle.wait(), 10) == 0 and events.kinds().count("exited") == 1
+        finally:
+            await server.close()
+
+    base.run(test)
+
+
 def test_renice_increment_is_evaluated_per_job(caplog: pytest.LogCaptureFixture) -> None:
     job = m.StartJob("slot1", "c", ClassAd({"ImageSize": 5000}))
     assert renice_increment(parse_renice("ImageSize > 1000 ? 12 : 3"), job) == 12

@@ -157,12 +157,23 @@ class ForkServer:
     async def spawn(self, stderr_path: str | None, first: bytes = b"") -> ForkedStarter:
         """A starter whose stdin begins with ``first``: a warm one when there is one for
         ``stderr_path``, else a new one; OSError when none can be forked."""
+        child = self.take_warm(stderr_path, first)
+        if child is None:
+            child = await self._fork(stderr_path, first)
+            self.warm_up(stderr_path)
+        return child
+
+    def has_warm(self, stderr_path: str | None) -> bool:
+        """Whether a starter forked ahead for ``stderr_path`` may be waiting (``take_warm``)."""
+        return any(path == stderr_path and child.returncode is None for path, child in self._ready)
+
+    def take_warm(self, stderr_path: str | None, first: bytes) -> ForkedStarter | None:
+        """A warm starter for ``stderr_path`` given ``first`` now, without a pass through the
+        event loop (another is forked ahead in its place); None when none is waiting."""
         child = self._take_ready(stderr_path)
         if child is not None:
             child.stdin.write(first)
-        else:
-            child = await self._fork(stderr_path, first)
-        self.warm_up(stderr_path)
+            self.warm_up(stderr_path)
         return child
 
     def warm_up(self, stderr_path: str | None) -> None:

@@ -90,7 +90,13 @@ from htcpool.runtime.startd_ads import FreedSlots, leftovers, provisioned, slot_
 from htcpool.runtime.startd_log import log_action, log_command, log_transitions
 from htcpool.runtime.startd_schedds import ScheddLink
 from htcpool.runtime.starter_client import child_environment
-from htcpool.runtime.starters import Starters, exit_update, forked_starters, spawn_starter
+from htcpool.runtime.starters import (
+    Starters,
+    exit_update,
+    forked_starters,
+    spawn_starter,
+    warm_starters,
+)
 from htcpool.startd import (
     CLAIMED_OR_MATCHED,
     ConfigSource,
@@ -147,6 +153,7 @@ class StartdService:
         self.starters = Starters(execute, starter_log(daemon.layout, daemon.local_name), self._report,
                                  self._starter_exited, clock=daemon.clock, wrapper=config.get_str("USER_JOB_WRAPPER"),
                                  spawn=forked_starters(self.forkserver) if self.forkserver else spawn_starter,
+                                 warm=warm_starters(self.forkserver) if self.forkserver else None,
                                  enforcement=enforcement_from_config(config), tell_core=self._to_core,
                                  renice=config.get_str("JOB_RENICE_INCREMENT"))
         self.starters.notes = notes

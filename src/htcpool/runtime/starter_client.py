@@ -93,6 +93,15 @@ class StarterHandle:
         await handle._send(first)
         return handle
 
+    @classmethod
+    def warm(cls, server: ForkServer, spec: LaunchSpec, on_event: EventCallback,
+             stderr_path: str | None = None) -> StarterHandle | None:
+        """A starter ``server`` forked ahead, given ``spec`` at once; None when none is waiting."""
+        if not server.has_warm(stderr_path):
+            return None
+        child = server.take_warm(stderr_path, _line({"spec": spec.to_json()}))
+        return None if child is None else cls(child, spec, on_event)
+
     @property
     def pid(self) -> int:
         """The starter's own pid."""

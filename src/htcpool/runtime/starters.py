@@ -91,6 +91,10 @@ class Starter(Protocol):
 
 
 Spawn = Callable[[LaunchSpec, EventCallback, str], Awaitable[Starter]]
+#: a starter forked ahead, given its job without waiting for the event loop; None when none waits:
+#: the job's start then goes through ``Spawn`` (the next turn of the loop may be milliseconds away
+#: on a busy startd, and the slot's job waits that long)
+Warm = Callable[[LaunchSpec, EventCallback, str], "Starter | None"]
 Report = Callable[[JobUpdate, str], None]
 Exited = Callable[[str, str], Awaitable[None]]
 TellCore = Callable[[m.JobUsage], Awaitable[object]]
@@ -109,6 +113,15 @@ def forked_starters(server: ForkServer) -> Spawn:
         return await StarterHandle.spawn(spec, on_event, stderr_path=stderr_path, forkserver=server)
 
     return spawn
+
+
+def warm_starters(server: ForkServer) -> Warm:
+    """Starters ``server`` forked ahead, each given its job the moment the job starts (``Warm``)."""
+
+    def warm(spec: LaunchSpec, on_event: EventCallback, stderr_path: str) -> Starter | None:
+        return StarterHandle.warm(server, spec, on_event, stderr_path)
+
+    return warm
 
 
 @dataclass
@@ -134,7 +147,7 @@ class Starters:
     def __init__(self, execute: Path, starter_log: Path, report: Report, exited: Exited,
                  clock: Callable[[], float] = time.time, spawn: Spawn = spawn_starter,
                  wrapper: str | None = None, enforcement: Enforcement | None = None,
-                 tell_core: TellCore | None = None, renice: str | None = None) -> None:
+                 tell_core: TellCore | None = None, renice: str | None = None, warm: Warm | None = None) -> None:
         self.execute = execute
         self.slot_execute: dict[int, Path] = {}  # SLOT<N>_EXECUTE, by N (``slot_execute_dirs``)
         self.renice = parse_renice(renice)  # JOB_RENICE_INCREMENT
@@ -144,6 +157,7 @@ class Starters:
         self.exited = exited
         self.clock = clock
         self.spawn = spawn
+        self.warm = warm
         self.running: dict[str, RunningStarter] = {}
         self._scratch: dict[str, str] = {}
         self._dirs = itertools.count(1)
@@ -211,7 +225,11 @@ class Starters:
         loop = asyncio.get_running_loop()
         if spec.cgroup is not None:  # the kernel's wait for the job's cgroup move, paid meanwhile
             loop.run_in_executor(None, prepare_move, spec.cgroup)
-        loop.create_task(self._launch(starter, spec))
+        handle = self.warm(spec, self._on_event(starter), str(self.starter_log)) if self.warm is not None else None
+        if handle is not None:
+            starter.handle = handle
+        else:
+            loop.create_task(self._launch(starter, spec))
 
     def _confine(self, spec: LaunchSpec, action: m.StartJob, machine_ad: ClassAd | None) -> LaunchSpec:
         """The launch with the job's cgroup and the starter's reading and update intervals."""
@@ -276,12 +294,8 @@ class Starters:
         if any(isinstance(c, KILLS) for c in starter.pending):  # killed before it began
             self._not_started(starter, JobUpdate(starter.claim_id, starter.slot, JobEvent.EXITED, killed=True))
             return
-
-        def on_event(event: dict[str, Any]) -> None:
-            asyncio.get_running_loop().create_task(self._event(starter, event))
-
         try:
-            starter.handle = await self.spawn(spec, on_event, str(self.starter_log))
+            starter.handle = await self.spawn(spec, self._on_event(starter), str(self.starter_log))
         except OSError as e:
             if starter.killed or any(isinstance(c, KILLS) for c in starter.pending):
                 # killed while it was starting (the startd shutting down took the fork server
@@ -295,6 +309,14 @@ class Starters:
         pending, starter.pending = starter.pending, []
         for command in pending:
             await _give(starter.handle, command)
+
+    def _on_event(self, starter: RunningStarter) -> EventCallback:
+        """What the starter's events are given to (each handled in a task of its own)."""
+
+        def on_event(event: dict[str, Any]) -> None:
+            asyncio.get_running_loop().create_task(self._event(starter, event))
+
+        return on_event
 
     def _not_started(self, starter: RunningStarter, update: JobUpdate) -> None:
         """The job never started: report it, then end the starter's turn."""
