@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 import ssl
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -42,9 +41,11 @@ from starlette.routing import Route
 from htcpool import protocol
 from htcpool.gcpause import paused_gc
 from htcpool.protocol import Failure, Ok, Ping, ProtocolError
+from htcpool.runtime.aio_sender import AioSender
+from htcpool.runtime.bearer import Bearer, Chooser
 from htcpool.runtime.security.authz import Policy
 from htcpool.runtime.security.gate import Gate, Refused, Settings, SharedSecret
-from htcpool.runtime.security.tls import client_context, token_may_travel
+from htcpool.runtime.security.tls import client_context
 from htcpool.runtime.timeouts import connect_timeout
 
 log = logging.getLogger("htcpool.http")
@@ -63,15 +64,6 @@ class RequestRefused(Exception):
 def _answer(message: object, status: int = 200, realm: str | None = None) -> JSONResponse:
     headers = {"WWW-Authenticate": f'Bearer realm="{realm}"'} if status == 401 and realm else None
     return JSONResponse(protocol.encode(message), status_code=status, headers=headers)
-
-
-def _realm(header: str) -> str | None:
-    """The trust domain a 401 reply's ``WWW-Authenticate: Bearer realm="…"`` names."""
-    match = _REALM.search(header)
-    return match.group(1) if match else None
-
-
-_REALM = re.compile(r'realm="([^"]*)"')
 
 
 def shared_secret_gate(token: str) -> Gate:
@@ -152,56 +144,35 @@ def make_app(handler: Handler, gate: Gate | str, name: str = "daemon",
     return Starlette(routes=[Route(PATH, message, methods=["POST"]), Route("/v1/ping", ping)])
 
 
-def _decode_reply(response: httpx.Response) -> Any:
+def _decode(status: int, body: bytes) -> Any:
+    """The answer's message; RequestRefused for a ``Failure`` or an answer that is not one."""
     try:
-        reply = protocol.decode(response.json())
+        reply = protocol.decode(json.loads(body))
     except (ValueError, ProtocolError) as e:
-        raise RequestRefused(response.status_code, f"unreadable answer: {e}") from None
+        raise RequestRefused(status, f"unreadable answer: {e}") from None
     if isinstance(reply, Failure):
         raise RequestRefused(reply.status, reply.detail)
     return reply
 
 
-#: A trust domain -> the token this client holds from it (None: none)
-Chooser = Callable[[str], "str | None"]
+class _HttpxBearer(httpx.Auth):
+    """``bearer.Bearer``'s choice of token as httpx's authentication (``SyncClient`` and the
+    in-process transport of ``DaemonClient``)."""
 
-
-class _Bearer(httpx.Auth):
-    """The token as a bearer token, on requests it may travel with (``tls.token_may_travel``);
-    ``anywhere``: on every request (an in-process transport, where nothing leaves the process).
-
-    With a ``chooser``, a server of another pool is given the token its pool issued: its 401 reply
-    names its trust domain (``WWW-Authenticate: Bearer realm="…"``), the request is sent once more
-    with the token ``chooser`` gives for that domain, and that token is used for the server's
-    address from then on (docs/flocking.md, "Credentials")."""
-
-    def __init__(self, token: str | None, anywhere: bool = False, chooser: Chooser | None = None) -> None:
-        self.token = token
-        self.anywhere = anywhere
-        self.chooser = chooser
-        self.requires_request_body = chooser is not None  # a refused request is sent again
-        self._chosen: dict[str, str] = {}  # host:port -> the token that server's pool issued
+    def __init__(self, bearer: Bearer) -> None:
+        self.bearer = bearer
+        self.requires_request_body = bearer.chooser is not None  # a refused request is sent again
 
     def auth_flow(self, request: httpx.Request) -> Any:
-        if self.chooser is None or not (self.anywhere or token_may_travel(str(request.url))):
-            if self.token and (self.anywhere or token_may_travel(str(request.url))):
-                request.headers["Authorization"] = f"Bearer {self.token}"
-            yield request
-            return
-        where = f"{request.url.host}:{request.url.port}"
-        token = self._chosen.get(where, self.token)
+        url = str(request.url)
+        token = self.bearer.first(url)
         if token:
             request.headers["Authorization"] = f"Bearer {token}"
         response = yield request
-        if response.status_code != 401 or self.chooser is None:
-            return
-        realm = _realm(response.headers.get("www-authenticate", ""))
-        other = self.chooser(realm) if realm else None
-        if other is None or other == token:
-            return
-        self._chosen[where] = other
-        request.headers["Authorization"] = f"Bearer {other}"
-        yield request
+        other = self.bearer.again(url, token, response.status_code, response.headers.get("www-authenticate", ""))
+        if other is not None:
+            request.headers["Authorization"] = f"Bearer {other}"
+            yield request
 
 
 def _limits(timeout: float) -> httpx.Timeout:
@@ -217,26 +188,39 @@ def _verify(ca_file: Path | None) -> ssl.SSLContext | bool:
 
 
 class DaemonClient:
-    """Sends messages to daemons from inside an asyncio daemon. ``transport`` replaces the network
-    (httpx's ``ASGITransport`` reaches an application in the same process, as tests do);
-    ``ca_file`` is the pool's certificate authority, for daemons that speak HTTPS; ``chooser`` finds
-    the token to present to a daemon of another trust domain (``_Bearer``)."""
+    """Sends messages to daemons from inside an asyncio daemon: over the network with aiohttp
+    (``aio_sender``, which says why); ``transport`` replaces the network with httpx's
+    (``ASGITransport`` reaches an application in the same process, as tests do). ``ca_file`` is the
+    pool's certificate authority, for daemons that speak HTTPS; ``chooser`` finds the token to
+    present to a daemon of another trust domain (``bearer``)."""
 
     def __init__(self, token: str, timeout: float = 10.0,
                  transport: httpx.AsyncBaseTransport | None = None, ca_file: Path | None = None,
                  chooser: Chooser | None = None) -> None:
-        self._client = httpx.AsyncClient(
-            auth=_Bearer(token, anywhere=transport is not None, chooser=chooser), timeout=_limits(timeout),
-            trust_env=False,
-            transport=transport, verify=_verify(ca_file))
+        bearer = Bearer(token, anywhere=transport is not None, chooser=chooser)
+        self._sender: AioSender | None = None
+        self._client: httpx.AsyncClient | None = None
+        if transport is None:
+            self._sender = AioSender(bearer, timeout, _verify(ca_file))
+        else:
+            self._client = httpx.AsyncClient(auth=_HttpxBearer(bearer), timeout=_limits(timeout), trust_env=False,
+                                             transport=transport)
 
     async def send(self, url: str, message: object, timeout: float | None = None) -> Any:
+        body = protocol.encode(message)
+        if self._sender is not None:
+            answer = await self._sender.post(url + PATH, body, timeout)
+            return _decode(answer.status, answer.body)
+        assert self._client is not None
         kw: dict[str, Any] = {} if timeout is None else {"timeout": _limits(timeout)}
-        response = await self._client.post(url + PATH, json=protocol.encode(message), **kw)
-        return _decode_reply(response)
+        response = await self._client.post(url + PATH, json=body, **kw)
+        return _decode(response.status_code, response.content)
 
     async def close(self) -> None:
-        await self._client.aclose()
+        if self._sender is not None:
+            await self._sender.close()
+        if self._client is not None:
+            await self._client.aclose()
 
 
 class SyncClient:
@@ -257,7 +241,7 @@ class SyncClient:
     def _client(self) -> httpx.Client:
         if self._remote is None:
             token = self._token() if callable(self._token) else self._token
-            self._remote = httpx.Client(auth=_Bearer(token, chooser=self.chooser), timeout=_limits(self.timeout),
+            self._remote = httpx.Client(auth=_HttpxBearer(Bearer(token, chooser=self.chooser)), timeout=_limits(self.timeout),
                                         trust_env=False, verify=_verify(self.ca_file))
         return self._remote
 
@@ -271,7 +255,7 @@ class SyncClient:
             response = client.post("http://localhost" + PATH, json=protocol.encode(message))
         else:
             response = self._client.post(url + PATH, json=protocol.encode(message))
-        return _decode_reply(response)
+        return _decode(response.status_code, response.content)
 
     def close(self) -> None:
         if self._remote is not None:
