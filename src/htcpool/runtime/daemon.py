@@ -193,6 +193,8 @@ class Daemon:
         self.local_name = local_name  # -local-name: a second startd's configuration prefix
         self.layout = layout
         self.config = config
+        #: (the configuration read, the collectors its COLLECTOR_HOST lists): ``collector_addresses``
+        self._listed_collectors: tuple[object, list[str]] = (None, [])
         self.clock = clock
         paths = SecurityPaths.of(config, layout)
         self.token = ensure_pool_credentials(layout, paths)
@@ -280,11 +282,15 @@ class Daemon:
     def collector_addresses(self) -> list[str]:
         """Every collector this daemon's ads go to and its queries try: those ``COLLECTOR_HOST``
         lists, in its order, for a pool across hosts (high availability); this host's otherwise."""
-        try:
-            listed = collector_urls(self.config)
-        except ConfigError as e:
-            log.warning("%s: %s", self.name, e)
-            listed = []
+        config = self.config
+        if self._listed_collectors[0] is not config:  # read again only when the configuration is
+            try:
+                listed = collector_urls(config)
+            except ConfigError as e:
+                log.warning("%s: %s", self.name, e)
+                listed = []
+            self._listed_collectors = (config, listed)
+        listed = list(self._listed_collectors[1])
         if listed:
             return listed
         local = self.layout.read_address("collector")

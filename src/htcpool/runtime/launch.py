@@ -39,7 +39,7 @@ import json
 import os
 import signal
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 from htcpool.runtime.cgroups import CgroupSpec
@@ -116,8 +116,10 @@ class LaunchSpec:
         return signal_number(self.kill_sig)
 
     def to_json(self) -> dict[str, Any]:
-        """A JSON-ready dict (lists for tuples, plain dicts for mappings)."""
-        out = asdict(self)
+        """A JSON-ready dict (lists for tuples, plain dicts for mappings). A shallow copy: every
+        field that is not a plain value is replaced below (``asdict``'s deep copy cost half a
+        millisecond of each job's start)."""
+        out = {f.name: getattr(self, f.name) for f in _FIELDS}
         out["arguments"] = list(self.arguments)
         out["environment"] = dict(self.environment)
         out["transfer_input"] = list(self.transfer_input)
@@ -251,6 +253,10 @@ def job_environment(job: ClassAd, context: EvalContext) -> dict[str, str]:
             raise LaunchError(f"{attr}: entry {entry!r} is not of the form NAME=VALUE")
         env[name] = value
     return env
+
+
+#: LaunchSpec's fields, in order (``LaunchSpec.to_json``)
+_FIELDS = fields(LaunchSpec)
 
 
 def launch_spec(job: ClassAd, scratch_dir: str, slot_name: str, extra_env: Mapping[str, str],
