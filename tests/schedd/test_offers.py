@@ -82,7 +82,7 @@ def test_leftovers_of_a_partitionable_slot_are_claimed_for_the_next_job_that_fit
     match(core, (1, 0))
     out = core.handle(ClaimReply("c1", True, slot="slot1_1@ep", leftovers=parseOne(LEFTOVERS.format(memory=2048))),
                       T0)
-    activate, request = to_startd(out)
+    request, activate = to_startd(out)  # the leftovers' claim first: the next claim waits on it
     assert isinstance(activate, ActivateClaim) and activate.claim_id == "c1"
     assert isinstance(request, RequestClaim) and request.claim_id == "p1"
     assert request.request.eval("ProcId") == 2  # proc 1 asks for 8 cpus: the leftovers' 2 do not fit
