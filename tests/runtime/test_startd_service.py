@@ -109,6 +109,9 @@ class FakeStarter:
     async def kill_family(self) -> None:
         self.commands.append("kill_family")
 
+    def starts(self) -> None:
+        self.on_event({"event": "started", "pid": 4242, "processes": 1, "confinement_problems": []})
+
     def exits(self, code: int = 0) -> None:
         self.done = True
         self.on_event({"event": "exited", "exit_code": code, "exit_signal": None, "wall": 3.0,
@@ -236,6 +239,10 @@ def test_an_activation_spawns_a_starter_and_its_exit_reaches_the_schedd_and_the_
         assert (reply.claim_id, reply.accepted) == (cid, True)
         assert reply.resources["CondorScratchDir"] == spec.scratch_dir and reply.resources["CpusProvisioned"] == 1
         assert not [u for u in s.posted.of(JobUpdate) if u.event is JobEvent.PROVISIONED]
+        s.started[0].starts()
+        await settle()
+        # the accepted activation was the run's beginning for the schedd: no report of the start
+        assert not [u for u in s.posted.of(JobUpdate) if u.event is JobEvent.STARTED]
         s.started[0].exits(0)
         await settle()
         exited, = [u for u in s.posted.of(JobUpdate) if u.event is JobEvent.EXITED]

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from htcpool.protocol import JobEvent, JobUpdate
+from htcpool.protocol.startd import ActivateReply
 from htcpool.sim.errors import SimInputError
 from htcpool.sim.transport import Transport
 from tests.sim.pool_files import rows, run, swf_line
@@ -190,7 +191,7 @@ def test_a_running_job_reports_its_usage_when_the_live_starter_would(
     def spy(self: Transport, address: str, message: object) -> None:
         if isinstance(message, JobUpdate) and message.event == JobEvent.USAGE:
             reports.append(self.loop.now)
-        if isinstance(message, JobUpdate) and message.event == JobEvent.STARTED:
+        if isinstance(message, ActivateReply) and message.accepted:  # the run begins (its execute event)
             started.append(self.loop.now)
         send(self, address, message)
 

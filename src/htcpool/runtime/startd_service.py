@@ -154,6 +154,7 @@ class StartdService:
                                  self._starter_exited, clock=daemon.clock, wrapper=config.get_str("USER_JOB_WRAPPER"),
                                  spawn=forked_starters(self.forkserver) if self.forkserver else spawn_starter,
                                  warm=warm_starters(self.forkserver) if self.forkserver else None,
+                                 report_started=False,
                                  enforcement=enforcement_from_config(config), tell_core=self._to_core,
                                  renice=config.get_str("JOB_RENICE_INCREMENT"))
         self.starters.notes = notes

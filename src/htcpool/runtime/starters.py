@@ -147,7 +147,8 @@ class Starters:
     def __init__(self, execute: Path, starter_log: Path, report: Report, exited: Exited,
                  clock: Callable[[], float] = time.time, spawn: Spawn = spawn_starter,
                  wrapper: str | None = None, enforcement: Enforcement | None = None,
-                 tell_core: TellCore | None = None, renice: str | None = None, warm: Warm | None = None) -> None:
+                 tell_core: TellCore | None = None, renice: str | None = None, warm: Warm | None = None,
+                 report_started: bool = True) -> None:
         self.execute = execute
         self.slot_execute: dict[int, Path] = {}  # SLOT<N>_EXECUTE, by N (``slot_execute_dirs``)
         self.renice = parse_renice(renice)  # JOB_RENICE_INCREMENT
@@ -158,6 +159,11 @@ class Starters:
         self.clock = clock
         self.spawn = spawn
         self.warm = warm
+        #: whether a job's start is reported. The startd's are not: its schedd counted the run as begun
+        #: when the activation was accepted (the execute event), and the report would only renew the
+        #: claim's lease, which that reply has just done (a request and a queue transaction per job).
+        #: The schedd's local universe starts its jobs on that report.
+        self.report_started = report_started
         self.running: dict[str, RunningStarter] = {}
         self._scratch: dict[str, str] = {}
         self._dirs = itertools.count(1)
@@ -364,13 +370,16 @@ class Starters:
             await self.tell_core(m.JobUsage(starter.slot, starter.claim_id, job_attributes(update, starter)))
 
     async def _progress(self, starter: RunningStarter, event: dict[str, Any]) -> None:
-        """started, suspended, continued: with how many of the job's processes."""
+        """started, suspended, continued: reported with how many of the job's processes (started
+        only where ``report_started`` says so)."""
         kind = JobEvent(str(event["event"]))
         if kind is JobEvent.STARTED:
             starter.started_at = self.clock()
             problems = event.get("confinement_problems") or []
             if problems:
                 log.warning("job on %s: %s", starter.slot, "; ".join(str(p) for p in problems))
+            if not self.report_started:
+                return
         elif kind in (JobEvent.SUSPENDED, JobEvent.CONTINUED):
             starter.suspended = kind is JobEvent.SUSPENDED
         self.report(JobUpdate(starter.claim_id, starter.slot, kind,
@@ -387,6 +396,10 @@ class Starters:
             # that end is the job's own and is reported as such
             killed = starter.killed and event.get("killed") is not False
             self.report(exit_update(starter.claim_id, starter.slot, event, killed), starter.schedd)
+            # let the report's sending task write it before the core's bookkeeping of the end (the
+            # slot's state, its ads, the log): the schedd answers meanwhile, and its answer, the
+            # claim's next job, is what the slot waits for
+            await asyncio.sleep(0)
         await self._ended(starter)
 
 

@@ -185,7 +185,6 @@ class StartdDriver:
                           owner if isinstance(owner, str) else "", group if isinstance(group, str) else "",
                           float(cpus or 1), runtime, runtime, now)
         self.jobs[a.claim_id] = job
-        self._to_claim_schedd(a.claim_id, JobUpdate(a.claim_id, a.slot, JobEvent.STARTED, processes=1), job.schedd)
         self.hooks.job_running(job, now)
         self._schedule_end(job)
         self.loop.at(now + self.reports[0], Priority.JOB, lambda: self._report_usage(job))
