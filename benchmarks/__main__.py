@@ -1,4 +1,4 @@
-"""Run the benchmarks: ``python -m benchmarks [classad] [config] [submit] [schedd_policy] [negotiator] [startd] [usage] [pool] [sim] [bindings] [submit_path] [load] [auth]``."""
+"""Run the benchmarks: ``python -m benchmarks [classad] [config] [submit] [schedd_policy] [negotiator] [startd] [usage] [pool] [sim] [bindings] [submit_path] [load] [auth] [http_client]``."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ BENCHMARKS = {
     "load": "benchmarks.bench_load",
     "submit_path": "benchmarks.bench_submit_path",
     "auth": "benchmarks.bench_auth",
+    "http_client": "benchmarks.bench_http_client",
 }
 
 

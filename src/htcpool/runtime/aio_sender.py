@@ -1,11 +1,11 @@
 """The daemons' HTTP client on the network: one aiohttp session per daemon, kept-alive connections.
 
 Why aiohttp and not httpx, which the command-line tools use (``http.SyncClient``): a daemon's
-requests are most of its work on a busy pool (a startd sends five or so per job: the job's start
-and end to its schedd, its slot's ads to the collector), and for the same request on loopback
-httpx's asynchronous client spends 0.67 ms of CPU, aiohttp's 0.18 ms (docs/performance.md,
-"issue 15, sixth pass"). httpx stays the client of the tests' in-process transport, which
-aiohttp cannot reach.
+requests are much of its work on a busy pool (a startd sends four or so per job: the job's end
+and its activation's reply to its schedd, its slot's ads to the collector), and for the same
+request on loopback httpx's asynchronous client spends 0.63 ms of CPU, this one 0.22 ms
+(``benchmarks/bench_http_client.py``; docs/performance.md, "issue 15, sixth pass"). httpx stays
+the client of the tests' in-process transport, which aiohttp cannot reach.
 
 ``AioSender.post`` sends one JSON body and gives the answer's status, its ``WWW-Authenticate`` and
 its body; a failure to reach the daemon or to read its answer is ``Unreachable`` (a
