@@ -20,6 +20,7 @@ from starlette.routing import Route
 
 from htcpool import protocol
 from htcpool.protocol import Failure, Ok
+from htcpool.runtime.aio_sender import IDLE_CLOSE
 from htcpool.runtime.bearer import Bearer, realm_of
 from htcpool.runtime.http import PATH, DaemonClient, RequestRefused, make_app
 
@@ -187,3 +188,9 @@ def test_a_token_goes_only_where_it_may_travel() -> None:
     assert bearer.first("https://other.example.org:9618/v1/message") == "t"
     assert Bearer("t", anywhere=True).first("http://cm.example.org:9618/v1/message") == "t"
     assert realm_of('Bearer realm="a.test"') == "a.test" and realm_of("Bearer") is None
+
+
+def test_idle_connections_are_dropped_before_the_daemons_servers_drop_theirs() -> None:
+    """A request sent on a connection its server is closing fails though the daemon is up: the
+    client lets idle connections go first (``aio_sender.IDLE_CLOSE``)."""
+    assert IDLE_CLOSE < uvicorn.Config(Starlette()).timeout_keep_alive

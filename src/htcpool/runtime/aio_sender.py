@@ -25,6 +25,11 @@ import aiohttp
 from htcpool.runtime.bearer import Bearer
 from htcpool.runtime.timeouts import connect_timeout
 
+#: seconds an idle kept-alive connection is kept, under the 5 s after which the daemons' servers
+#: (uvicorn's ``timeout_keep_alive``) close theirs: a request is never sent on a connection its
+#: server is closing at that moment, which would fail though the daemon is there
+IDLE_CLOSE = 4.0
+
 
 class Unreachable(ConnectionError):
     """The daemon could not be reached, or its answer not read; the message says which and why."""
@@ -57,7 +62,8 @@ class AioSender:
     def _open(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
             # no proxies from the environment (trust_env is off by default): a pool's daemons talk directly
-            self._session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=self.tls))
+            self._session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=self.tls,
+                                                                                 keepalive_timeout=IDLE_CLOSE))
         return self._session
 
     def _limits(self, seconds: float) -> aiohttp.ClientTimeout:
@@ -94,4 +100,4 @@ class AioSender:
             self._session = None
 
 
-__all__ = ["AioSender", "Answer", "Unreachable"]
+__all__ = ["IDLE_CLOSE", "AioSender", "Answer", "Unreachable"]
