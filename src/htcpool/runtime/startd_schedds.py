@@ -46,7 +46,8 @@ class ScheddLink:
         self.exits = exits
         self.take_activation = take_activation
         self.claim_schedd: dict[str, str] = {}  # claim id -> the name of the schedd that holds it
-        self._urls: dict[str, tuple[float, str]] = {}
+        self._urls: dict[str, tuple[float, str]] = {}  # schedd -> (when looked up, its address)
+        self._looking: set[str] = set()  # schedds whose address is being looked up again
         self._saving: dict[str, asyncio.Future[None]] = {}  # claim id -> its job's exit being written
         #: this host's schedd, found by its address file when the collector has no ad of it; any
         #: other schedd (one flocking here) only through the collector, else the message waits
@@ -54,10 +55,28 @@ class ScheddLink:
         self.local_schedd = local_schedd_name(daemon.config)
 
     async def resolve(self, schedd: str) -> str | None:
+        """The schedd's address. One known is used at once; when it is older than ADDRESS_TTL it is
+        looked up again meanwhile, for the next message (a message waiting for the collector's
+        answer held its claim's next job back a few milliseconds). A schedd that moved is found by
+        the next try: a send to the old address fails and the outbox tries again."""
         cached = self._urls.get(schedd)
+        if cached is None:
+            return await self._look_up(schedd)
+        if time.monotonic() - cached[0] >= ADDRESS_TTL and schedd not in self._looking:
+            self._looking.add(schedd)
+            asyncio.get_running_loop().create_task(self._look_up_again(schedd))
+        return cached[1]
+
+    async def _look_up_again(self, schedd: str) -> None:
+        try:
+            await self._look_up(schedd)
+        except Exception:  # the address known stays; the next message asks again
+            log.exception("looking up the address of %s failed", schedd)
+        finally:
+            self._looking.discard(schedd)
+
+    async def _look_up(self, schedd: str) -> str | None:
         now = time.monotonic()
-        if cached is not None and now - cached[0] < ADDRESS_TTL:
-            return cached[1]
         ads = await self.daemon.collector_query(QueryAds("Scheduler", f"Name == {quote(schedd)}", ("MyAddress",)))
         url = next((str(ad["MyAddress"]) for ad in ads if "MyAddress" in ad), None)
         if url is None and schedd == self.local_schedd:  # the collector has no ad of it yet
