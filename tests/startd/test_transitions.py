@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from htcpool.protocol import How
 from htcpool.startd import (
     Activity,
     Alive,
@@ -12,6 +13,7 @@ from htcpool.startd import (
     BackfillClientStarted,
     BenchmarksFinished,
     CancelDrain,
+    ClaimReply,
     Drain,
     Event,
     FinalJobUpdate,
@@ -21,6 +23,7 @@ from htcpool.startd import (
     MatchNotification,
     ReleaseClaim,
     RequestClaim,
+    Shutdown,
     SoftKill,
     StartBackfillClient,
     State,
@@ -272,14 +275,32 @@ def test_transition_26_27_28_29_30_backfill() -> None:
 
 
 def test_transition_31_backfill_to_claimed() -> None:
-    """Backfill: a claim request arrives; once the client is gone -> Claimed/Idle (31)."""
+    """Backfill: a claim request arrives; once the client is gone -> Claimed/Idle (31). The schedd
+    is answered only then, as HTCondor's request_claim finishes the claiming protocol once the
+    backfill is gone: an activation sent on an earlier answer found the slot still Backfill/Killing
+    and was refused (tests/e2e/test_backfill.py, under load)."""
     s = make_startd(NOBENCH + "ENABLE_BACKFILL = true\nBACKFILL_SYSTEM = BOINC\nSTART_BACKFILL = true\n")
     name = s.slot("slot1").name
     s.handle(BackfillClientStarted(name), 5)
-    s.handle(RequestClaim(s.slot("slot1").claim.id, job()), 10)
+    cid = s.slot("slot1").claim.id
+    actions = s.handle(RequestClaim(cid, job()), 10)
     assert pair(s) == ("Backfill", "Killing")
-    s.handle(BackfillClientExited(name), 12)
+    assert not [a for a in actions if isinstance(a, ClaimReply)]
+    actions = s.handle(BackfillClientExited(name), 12)
     assert numbers(s)[-2:] == [29, 31] and pair(s) == ("Claimed", "Idle")
+    assert [(a.claim_id, a.accepted) for a in actions if isinstance(a, ClaimReply)] == [(cid, True)]
+
+
+def test_a_claim_taken_in_backfill_is_refused_when_the_slot_goes_to_owner_instead() -> None:
+    s = make_startd(NOBENCH + "ENABLE_BACKFILL = true\nBACKFILL_SYSTEM = BOINC\nSTART_BACKFILL = true\n")
+    name = s.slot("slot1").name
+    s.handle(BackfillClientStarted(name), 5)
+    cid = s.slot("slot1").claim.id
+    s.handle(RequestClaim(cid, job()), 10)
+    s.handle(Shutdown(How.FAST), 11)  # the slot's way out of Backfill is now Owner
+    actions = s.handle(BackfillClientExited(name), 12)
+    assert numbers(s)[-4:-2] == [29, 30]  # through Owner (and on, the machine still willing)
+    assert [(a.claim_id, a.accepted) for a in actions if isinstance(a, ClaimReply)] == [(cid, False)]
 
 
 def test_transition_32_backfill_to_matched() -> None:

@@ -60,6 +60,10 @@ class Claim:
     command_suspended: bool = False
     #: a deferred job's start time while the start is held (``activation``); None once started
     start_at: float | None = None
+    #: taken on a Backfill slot whose client is still being killed: the schedd is answered when
+    #: the slot is Claimed (HTCondor's request_claim finishes the claiming protocol once the
+    #: backfill is gone), or refused if the slot goes to Owner instead
+    reply_waiting: bool = False
 
     def user(self) -> str | None:
         ad = self.job or self.request

@@ -129,10 +129,10 @@ def on_request_claim(startd: Startd, msg: RequestClaim, now: float) -> None:
         carving.claim_partitionable(startd, slot, msg, now)
         return
     rank = startd.rank_of(slot, msg.request)
-    if slot.state is S.BACKFILL:
+    if slot.state is S.BACKFILL:  # answered when the slot is Claimed (``Claim.reply_waiting``)
         _take_claim(startd, slot, msg, rank, now)
+        slot.claim.reply_waiting = True
         backfill.toward(startd, slot, S.CLAIMED, now)
-        startd.emit(ClaimReply(msg.claim_id, True, slot=slot.name))
         return
     if not allowed(slot.state, slot.activity, E.CLAIM):
         startd.emit(ClaimReply(msg.claim_id, False, f"slot is {slot.state.value}/{slot.activity.value}"))

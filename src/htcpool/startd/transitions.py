@@ -101,6 +101,8 @@ def _enter(startd: Startd, slot: Slot, old_state: State, old_act: Activity, now:
         return True
     if state is S.OWNER:
         if old_state is not S.OWNER:
+            if claim.reply_waiting:  # taken in Backfill, never reached Claimed
+                startd.emit(ClaimReply(claim.id, False, "slot no longer willing", slot=slot.name))
             slot.claim = Claim(startd.new_claim_id(slot.id_str))
             slot.preempting = None
             startd.index_claims(slot)
@@ -109,6 +111,9 @@ def _enter(startd: Startd, slot: Slot, old_state: State, old_act: Activity, now:
         claim.match_deadline = now + startd.settings.match_timeout
         return False
     if state is S.CLAIMED:
+        if claim.reply_waiting:  # taken in Backfill: the claiming protocol ends now
+            claim.reply_waiting = False
+            startd.emit(ClaimReply(claim.id, True, slot=slot.name))
         if old_state is not S.CLAIMED:
             claim.begin = now
             claim.match_deadline = None
