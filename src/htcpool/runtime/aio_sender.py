@@ -57,7 +57,6 @@ class AioSender:
         self.timeout = timeout
         self.tls = tls
         self._session: aiohttp.ClientSession | None = None
-        self._timeouts: dict[float, aiohttp.ClientTimeout] = {}
 
     def _open(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
@@ -65,12 +64,6 @@ class AioSender:
             self._session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=self.tls,
                                                                                  keepalive_timeout=IDLE_CLOSE))
         return self._session
-
-    def _limits(self, seconds: float) -> aiohttp.ClientTimeout:
-        limits = self._timeouts.get(seconds)
-        if limits is None:
-            limits = self._timeouts[seconds] = _timeout(seconds)
-        return limits
 
     async def post(self, url: str, body: Any, timeout: float | None = None) -> Answer:
         """``body`` as JSON to ``url``, sent once more with another token when the first is
@@ -87,7 +80,7 @@ class AioSender:
             headers["Authorization"] = f"Bearer {token}"
         seconds = self.timeout if timeout is None else timeout
         try:
-            async with self._open().post(url, data=data, headers=headers, timeout=self._limits(seconds)) as response:
+            async with self._open().post(url, data=data, headers=headers, timeout=_timeout(seconds)) as response:
                 return Answer(response.status, response.headers.get("WWW-Authenticate", ""), await response.read())
         except TimeoutError:  # aiohttp's own timeouts are TimeoutErrors too
             raise Unreachable(f"{url}: no answer within {seconds:g} s") from None
