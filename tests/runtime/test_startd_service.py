@@ -252,6 +252,40 @@ def test_an_activation_spawns_a_starter_and_its_exit_reaches_the_schedd_and_the_
     run(test)
 
 
+def test_a_starter_waiting_ahead_is_given_its_job_in_the_activation_itself(tmp_path: Path) -> None:
+    """With a starter forked ahead (``Starters.warm``), the job's launch is handed over while the
+    activation is handled, before the startd's loop turns again: the slot's job does not wait for a
+    task of its own; with none waiting the start goes the usual way (``spawn``)."""
+    async def test() -> None:
+        s = Startd(tmp_path)
+        await s.begin()
+        waiting: list[FakeStarter] = []
+
+        def warm(spec: LaunchSpec, on_event: EventCallback, stderr_path: str) -> FakeStarter | None:
+            if not waiting:
+                return None
+            starter = waiting.pop()
+            starter.spec, starter.on_event = spec, on_event
+            return starter
+
+        s.service.starters.warm = warm
+        waiting.append(FakeStarter(None, lambda event: None))  # type: ignore[arg-type]
+        ahead = waiting[0]
+        cid = await s.claim(job(tmp_path))
+        assert await s.service.handle(m.ActivateClaim(cid, job(tmp_path))) == Ok()
+        # no turn of the loop yet: the waiting starter already holds the job
+        assert s.service.starters.running[cid].handle is ahead and ahead.spec.executable == "/bin/true"
+        assert not s.started  # spawn was not asked
+        ahead.exits(0)
+        await settle()
+        assert s.pair() == ("Claimed", "Idle")
+        cid = s.claim_id()
+        assert await s.service.handle(m.ActivateClaim(cid, job(tmp_path, ProcId=1))) == Ok()
+        await settle()
+        assert len(s.started) == 1  # none waiting: spawned
+    run(test)
+
+
 def test_an_exit_answered_with_the_next_activation_starts_that_job(tmp_path: Path) -> None:
     """The schedd answers an exit on an open claim with the claim's next activation: the startd
     takes it as if it had come on its own, and the exit is no longer kept on disk."""
