@@ -58,9 +58,9 @@ def all_functions() -> dict[str, tuple[int, int]]:
     """Every built-in of htcpool's registry (but the clock's and chance's), with an arity
     range one wider than the function takes on each side, so wrong arities are drawn too.
     Functions that take any number of arguments are called with up to four."""
-    from htcpool.classad.builtins import REGISTRY, _load
+    from htcpool.classad.builtins import REGISTRY, load_all
 
-    _load()
+    load_all()
     out: dict[str, tuple[int, int]] = {}
     for key, b in REGISTRY.items():
         if key in _NOT_DIFFERENTIAL:

@@ -53,7 +53,9 @@ def builtin(
 _loaded = False
 
 
-def _load() -> None:
+def load_all() -> None:
+    """Import every family of functions (``compile_call`` does on its first call). A long-running
+    process calls it as it starts, so that its first evaluation of a call does not pay for it."""
     global _loaded
     if _loaded:
         return
@@ -76,7 +78,7 @@ def _load() -> None:
 
 
 def lookup(name: str) -> Builtin | None:
-    _load()
+    load_all()
     return REGISTRY.get(name.lower())
 
 
