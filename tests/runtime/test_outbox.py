@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from typing import Any
+from unittest.mock import patch
 
 import httpx
 
@@ -77,3 +78,36 @@ def test_a_failed_send_is_retried_before_the_next_message() -> None:
         await _drained(outbox)
         assert peers.got == [("http://peer", "one"), ("http://peer", "two")]
     _run(test)
+
+
+def test_a_message_posted_after_another_key_waits_for_what_that_key_holds() -> None:
+    """A schedd's Reschedule goes out once its new submitter ad reached the collector, so the
+    cycle it asks for finds the submitter (under a slow collector, it would overtake the ad)."""
+    async def test() -> None:
+        peers = _Peers(slow={"http://collector": 0.2})
+        outbox = Outbox(peers, clock=lambda: 0.0)  # type: ignore[arg-type]
+        outbox.post("collector", "submitter ad", _fixed("http://collector"))
+        outbox.post("negotiator", "reschedule", _fixed("http://negotiator"), after=outbox.keys())
+        outbox.post("elsewhere", "unordered", _fixed("http://elsewhere"))
+        await _drained(outbox)
+        assert [m for _, m in peers.got] == ["unordered", "submitter ad", "reschedule"]
+    _run(test)
+
+
+def test_a_message_waits_for_another_key_only_so_long() -> None:
+    async def test() -> None:
+        peers = _Peers(slow={"http://collector": 2.0})
+        outbox = Outbox(peers, clock=lambda: 0.0)  # type: ignore[arg-type]
+        outbox.post("collector", "ad", _fixed("http://collector"))
+        outbox.post("negotiator", "reschedule", _fixed("http://negotiator"), after=["collector", "gone"])
+        await asyncio.sleep(0.5)
+        assert peers.got == [("http://negotiator", "reschedule")]
+        await _drained(outbox)
+    with patch("htcpool.runtime.daemon.AFTER_PATIENCE", 0.2):
+        _run(test)
+
+
+def _fixed(url: str) -> Any:
+    async def resolve() -> str:
+        return url
+    return resolve

@@ -19,7 +19,6 @@ import contextlib
 import importlib
 import os
 import sys
-import traceback
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "demo": ("htcpool.cli.demo", "Run the personal-pool demonstration (the README's first command)"),
@@ -86,6 +85,8 @@ def main(argv: list[str] | None = None) -> int:
         return 141
     except Exception as e:  # the guard: anything a tool did not handle becomes one line
         if os.environ.get("HTCPOOL_TRACEBACK"):
+            import traceback  # only here: 5 ms of every tool's start
+
             traceback.print_exc()
         print(f"{_tool(args)}: error: {describe_failure(e)}", file=sys.stderr)
         return 1

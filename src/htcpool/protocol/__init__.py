@@ -18,20 +18,11 @@ ClassAd language and nothing else of htcpool, so every core and both drivers can
 share it without importing one another.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from htcpool.protocol.admin import Command, DaemonCommand, Failure, How, Ok, Ping, PingReply
 from htcpool.protocol.codec import MESSAGE_TYPES, ProtocolError, decode, encode  # noqa: I001 (after the messages)
-from htcpool.protocol.collector import AdList, InvalidateAd, QueryAds, UpdateAd
 from htcpool.protocol.memory import carry
-from htcpool.protocol.negotiator import (
-    FetchRequests,
-    IdleJobs,
-    MatchInfo,
-    Records,
-    Reschedule,
-    UserprioCommand,
-    UserprioOp,
-    UserprioQuery,
-)
 from htcpool.protocol.schedd import (
     ActionResult,
     HistoryQuery,
@@ -45,6 +36,39 @@ from htcpool.protocol.schedd import (
     Submit,
     Submitted,
 )
+
+if TYPE_CHECKING:
+    from htcpool.protocol.collector import AdList, InvalidateAd, QueryAds, UpdateAd
+    from htcpool.protocol.negotiator import (
+        FetchRequests,
+        IdleJobs,
+        MatchInfo,
+        Records,
+        Reschedule,
+        UserprioCommand,
+        UserprioOp,
+        UserprioQuery,
+    )
+
+#: names taken from modules imported on first use: a tool that speaks only to the schedd
+#: (``htcpool submit``, ``q``) never creates the collector's and negotiator's classes (5 ms)
+_LATER = {
+    **dict.fromkeys(("AdList", "InvalidateAd", "QueryAds", "UpdateAd"), "collector"),
+    **dict.fromkeys(("FetchRequests", "IdleJobs", "MatchInfo", "Records", "Reschedule", "UserprioCommand",
+                     "UserprioOp", "UserprioQuery"), "negotiator"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LATER.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "MESSAGE_TYPES", "ActionResult", "AdList", "Command", "DaemonCommand", "Failure", "FetchRequests",

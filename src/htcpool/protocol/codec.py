@@ -59,24 +59,24 @@ def message_types(modules: Iterable[types.ModuleType]) -> dict[str, type]:
 
 
 class _Registry(Mapping[str, type]):
-    """The message classes by name. The modules the package imports anyway are read at once;
-    the startd's messages, the most numerous (creating their classes is about half of importing
-    the package), are imported on the first lookup of a name not found among the others, or
-    when the whole registry is listed. A tool that speaks only to the schedd (``htcpool
-    submit``) never imports them."""
+    """The message classes by name. The admin's and the schedd's messages, which every tool
+    speaks, are read at once; the others (the startd's, the most numerous, the collector's and
+    the negotiator's: creating their classes is most of importing the package) are imported on
+    the first lookup of a name not found among those, or when the whole registry is listed. A
+    tool that speaks only to the schedd (``htcpool submit``) never imports them."""
 
     def __init__(self) -> None:
-        from htcpool.protocol import admin, collector, negotiator, schedd
+        from htcpool.protocol import admin, schedd
 
-        self._eager = (collector, negotiator, schedd, admin)
+        self._eager = (schedd, admin)
         self._types = message_types(self._eager)
         self._complete = False
 
     def _everything(self) -> dict[str, type]:
         if not self._complete:
-            from htcpool.protocol import startd
+            from htcpool.protocol import collector, negotiator, startd
 
-            self._types = message_types((startd, *self._eager))
+            self._types = message_types((startd, collector, negotiator, *self._eager))
             self._complete = True
         return self._types
 

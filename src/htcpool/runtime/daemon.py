@@ -29,7 +29,7 @@ import logging
 import os
 import signal
 import time
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from typing import Any, Protocol, TypeVar
 
 import httpx
@@ -74,6 +74,7 @@ from htcpool.runtime.security.tls import TlsFiles
 from htcpool.runtime.selfstats import DaemonStatistics
 
 log = logging.getLogger("htcpool.daemon")
+COLLECTOR_KEY = "collector"  # the outbox's key of the ads to the collector (``collector <url>`` for each of several)
 H = TypeVar("H")
 
 
@@ -102,6 +103,10 @@ class _QuietServer(uvicorn.Server):
         yield
 
 
+#: seconds a message posted ``after`` other keys waits for them at most (their peer may be away)
+AFTER_PATIENCE = 5.0
+
+
 class Outbox:
     """Ordered, retried delivery of messages to other daemons.
 
@@ -115,25 +120,34 @@ class Outbox:
     up to ``give_up`` seconds, then dropped with a log line; a 4xx refusal is
     dropped at once.
     A key's queue and its sending task exist only while it has messages.
+    ``post(..., after=keys)`` holds a message until what was posted so far under ``keys`` is
+    delivered (or ``AFTER_PATIENCE`` has passed): an order across destinations, such as a
+    schedd's new submitter ad before the cycle it asks the negotiator for.
     """
 
     def __init__(self, client: DaemonClient, clock: Clock, give_up: float = 900.0) -> None:
         self.client = client
         self.clock = clock
         self.give_up = give_up
-        self._queues: dict[str, collections.deque[tuple[float, Any, Callable[[Any], Awaitable[None]] | None]]] = {}
+        self._queues: dict[str, collections.deque[tuple[float, Any, Callable[[Any], Awaitable[None]] | None,
+                                                         tuple[asyncio.Task[None], ...]]]] = {}
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._resolvers: dict[str, Callable[[], Awaitable[str | None]]] = {}
 
     def post(self, key: str, message: Any, resolve: Callable[[], Awaitable[str | None]] | None = None,
-             on_reply: Callable[[Any], Awaitable[None]] | None = None) -> None:
+             on_reply: Callable[[Any], Awaitable[None]] | None = None, after: Iterable[str] = ()) -> None:
         if resolve is not None:
             self._resolvers[key] = resolve
+        first = tuple(task for other in after if other != key and (task := self._tasks.get(other)) is not None)
         queue = self._queues.get(key)
         if queue is None:
             queue = self._queues[key] = collections.deque()
             self._tasks[key] = asyncio.create_task(self._drain(key, queue))
-        queue.append((self.clock(), message, on_reply))
+        queue.append((self.clock(), message, on_reply, first))
+
+    def keys(self) -> list[str]:
+        """The keys with messages on their way."""
+        return list(self._tasks)
 
     async def _url(self, key: str) -> str | None:
         resolver = self._resolvers.get(key)
@@ -152,7 +166,10 @@ class Outbox:
                 self._resolvers.pop(key, None)
 
     async def _deliver(self, key: str, posted: float, message: Any,
-                       on_reply: Callable[[Any], Awaitable[None]] | None) -> None:
+                       on_reply: Callable[[Any], Awaitable[None]] | None,
+                       first: tuple[asyncio.Task[None], ...]) -> None:
+        if first:
+            await asyncio.wait(first, timeout=AFTER_PATIENCE)
         delay = 0.05
         while True:
             url = await self._url(key)
@@ -314,9 +331,12 @@ class Daemon:
         ads = await self.collector_query(QueryAds("Negotiator", "", ("MyAddress",)))
         return next((str(ad["MyAddress"]) for ad in ads if "MyAddress" in ad), None)
 
-    def to_negotiator(self, message: Any) -> None:
-        """``message`` to the pool's negotiator, wherever it runs, in order and retried (``Outbox``)."""
-        self.outbox.post("negotiator", message, self.negotiator_address)
+    def to_negotiator(self, message: Any, *, after_ads: bool = False) -> None:
+        """``message`` to the pool's negotiator, wherever it runs, in order and retried (``Outbox``);
+        ``after_ads``: once the ads posted to the collectors so far are delivered (a schedd's
+        ``Reschedule``: the cycle it asks for reads the submitter ads it has just sent)."""
+        after = [key for key in self.outbox.keys() if key.startswith(COLLECTOR_KEY)] if after_ads else []
+        self.outbox.post("negotiator", message, self.negotiator_address, after=after)
 
     async def ask_collector(self, query: QueryAds) -> AdList:
         """The collector's answer to ``query``; ``CollectorUnavailable`` saying why when there is none."""
@@ -353,10 +373,10 @@ class Daemon:
         if len(urls) <= 1:
             async def resolve() -> str | None:
                 return self.address_of("collector")
-            self.outbox.post("collector", message, resolve)
+            self.outbox.post(COLLECTOR_KEY, message, resolve)
             return
         for url in urls:
-            self.outbox.post(f"collector {url}", message, _fixed(url))
+            self.outbox.post(f"{COLLECTOR_KEY} {url}", message, _fixed(url))
 
     async def _timers(self, service: Service) -> None:
         while True:

@@ -370,7 +370,9 @@ class ScheddService:
         return answered
 
     async def _to_negotiator(self, action: ToNegotiator) -> None:
-        self.daemon.to_negotiator(action.message)
+        # after the ads: a cycle that ran before the collector had the new submitter ad would find
+        # nothing to do, and the jobs would wait for the next one (NEGOTIATOR_INTERVAL)
+        self.daemon.to_negotiator(action.message, after_ads=True)
 
     async def _to_collector(self, action: ToCollector) -> None:
         self.daemon.to_collector(action.message)
