@@ -200,6 +200,40 @@ def test_a_claim_request_answered_with_the_claim_reply_goes_on_to_the_activation
     run(test)
 
 
+def test_only_a_claims_reply_is_committed_without_a_sync(tmp_path: Path) -> None:
+    """HTCondor's schedd marks a job running on its claim without syncing the job queue to disk
+    (``mark_serial_job_running``); the submit, the job's start (NumJobStarts, the execute event)
+    and its exit are synced."""
+    pool = Pool(tmp_path)
+    steps: list[bool] = []  # each step's transaction: synced or not
+    batch = pool.schedd.store.batch
+
+    def recording(*, synced: bool = True) -> Any:
+        steps.append(synced)
+        return batch(synced=synced)
+
+    pool.schedd.store.batch = recording  # type: ignore[method-assign]
+
+    async def test() -> None:
+        await pool.schedd.start()
+        ad = parseOne('[JobStatus = 1; Cmd = "/bin/true"; RequestMemory = 128; Requirements = TARGET.Memory >= RequestMemory]')
+        await pool.send(Submit("alice", (ad,)))
+        submitter = (await pool.send(FetchRequests())).submitters[0]
+        await pool.send(MatchInfo("c1", slot(pool.startd_url), 1, 0, submitter))
+        steps.clear()
+        await pool.send(ClaimReply("c1", True, slot="slot1_1@host.test"))
+        assert steps == [False]
+        [running] = (await pool.send(QueueQuery("JobStatus == 2"))).ads
+        assert running["ClusterId"] == 1
+        steps.clear()
+        await pool.send(ActivateReply("c1", True))
+        await pool.send(JobUpdate("c1", "slot1_1@host.test", JobEvent.EXITED, exit_code=0, wall=1.0))
+        assert steps and all(steps)
+        await pool.close()
+
+    run(test)
+
+
 def test_each_claim_has_its_own_outbox_queue_named_without_its_secret() -> None:
     """A partitionable slot's next claim request does not wait behind the activation of the claim
     before it: one outbox queue per claim. The queue's name shows in the outbox's log lines, so it

@@ -153,11 +153,20 @@ class SqliteDatabase:
         return self._conn
 
     @contextmanager
-    def batch(self) -> Iterator[None]:
-        """Make every call inside one transaction, committed (and synced) when the block ends."""
+    def batch(self, *, synced: bool = True) -> Iterator[None]:
+        """Make every call inside one transaction, committed (and synced) when the block ends.
+        ``synced=False`` (the outermost batch decides) commits without waiting for the disk: the
+        transaction survives the process being killed, not the machine going down, until the
+        next synced commit, which syncs it too (SQLite's ``synchronous=NORMAL`` in WAL mode)."""
         conn = self.connection
         if self._depth == 0:
-            conn.execute("BEGIN IMMEDIATE")
+            if not synced:  # SQLite takes the setting only outside a transaction
+                conn.execute("PRAGMA synchronous=NORMAL")
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+            except BaseException:
+                self._synced_again(synced)
+                raise
         self._depth += 1
         try:
             yield
@@ -168,10 +177,18 @@ class SqliteDatabase:
             if self._depth == 0:
                 conn.execute("ROLLBACK")
                 self._after_rollback()
+                self._synced_again(synced)
             raise
         self._depth -= 1
         if self._depth == 0:
-            conn.execute("COMMIT")
+            try:
+                conn.execute("COMMIT")
+            finally:
+                self._synced_again(synced)
+
+    def _synced_again(self, synced: bool) -> None:
+        if not synced:
+            self.connection.execute("PRAGMA synchronous=FULL")
 
     @property
     def in_batch(self) -> bool:

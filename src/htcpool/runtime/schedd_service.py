@@ -99,6 +99,7 @@ from htcpool.schedd import settings_from_config as schedd_settings
 from htcpool.schedd.claims import STARTD_FORGOT_REASON
 from htcpool.schedd.commands import public
 from htcpool.schedd.core import REQUEST_TYPES
+from htcpool.schedd.shadow import NOT_SYNCED
 from htcpool.schedd.store import JobId
 from htcpool.schedd.totals import queue_totals
 from htcpool.startd.claim_ids import without_secret
@@ -225,7 +226,7 @@ class ScheddService:
             self.daemon.poke()
 
     async def _to_core(self, message: Any, now: float) -> Any:
-        outcome = self._in_one_transaction(self.core.handle, message, now)
+        outcome = self._in_one_transaction(self.core.handle, message, now, synced=type(message) not in NOT_SYNCED)
         await self._carry(outcome.actions)
         return outcome.reply
 
@@ -240,14 +241,15 @@ class ScheddService:
         await self._carry(actions)
         return reply
 
-    def _in_one_transaction(self, step: Callable[..., Outcome], *args: Any) -> Outcome:
+    def _in_one_transaction(self, step: Callable[..., Outcome], *args: Any, synced: bool = True) -> Outcome:
         """One step of the core with all its queue writes in one transaction, committed before
         any of its actions leaves: a job's Running status and claim before its activation, a
-        finished job's removal from the queue together with its history entry. A step that
-        fails keeps what it wrote, as each write on its own did (a refused submit is the
-        exception: ``_submit`` rolls its cluster back)."""
+        finished job's removal from the queue together with its history entry; synced to disk
+        unless ``synced`` is false (``shadow.NOT_SYNCED``). A step that fails keeps what it
+        wrote, as each write on its own did (a refused submit is the exception: ``_submit``
+        rolls its cluster back)."""
         failure: Exception | None = None
-        with self.store.batch():
+        with self.store.batch(synced=synced):
             try:
                 outcome = step(*args)
             except Exception as e:  # committed all the same, then raised

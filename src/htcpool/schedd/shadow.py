@@ -258,6 +258,14 @@ def _about_a_claim(handler: Handler) -> Handler:
     return guarded
 
 
+#: replies whose queue writes need not be on disk before the schedd goes on: a claim's reply
+#: marks a job running on it and names the claim in the job ad, which HTCondor's schedd commits
+#: without syncing (``mark_serial_job_running``, and the claim id as the shadow starts). A crash
+#: of the machine can lose them, not one of the process; the job is then Idle again and the claim
+#: is given up by its startd when its lease ends. The job's start (the accepted activation:
+#: ``NumJobStarts``, the execute event) and its exit are synced, as there.
+NOT_SYNCED: frozenset[type] = frozenset({ClaimReply})
+
 HANDLERS: dict[type, Handler] = {
     message_type: _about_a_claim(handler) for message_type, handler in (
         (ClaimReply, on_claim_reply),
@@ -269,4 +277,4 @@ HANDLERS: dict[type, Handler] = {
     )
 }
 
-__all__ = ["HANDLERS", "HOLD_STARTER_ERROR", "ORPHANS", "UPDATES", "record_run", "record_usage"]
+__all__ = ["HANDLERS", "HOLD_STARTER_ERROR", "NOT_SYNCED", "ORPHANS", "UPDATES", "record_run", "record_usage"]
