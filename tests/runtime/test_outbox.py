@@ -111,3 +111,21 @@ def _fixed(url: str) -> Any:
     async def resolve() -> str:
         return url
     return resolve
+
+
+def test_what_a_reply_handler_posts_elsewhere_leaves_before_the_keys_next_message() -> None:
+    """The schedd's answer to a partitionable slot's claim posts the leftovers' claim (a new key)
+    and the granted claim's activation (the key that got the reply): the claim goes first, so
+    the startd carves the next slot before it starts this one's job."""
+    async def test() -> None:
+        peers = _Peers()
+        outbox = Outbox(peers, clock=lambda: 0.0)  # type: ignore[arg-type]
+
+        async def granted(reply: Any) -> None:
+            outbox.post("claim 2", "request claim 2", _fixed("http://startd"))
+            outbox.post("claim 1", "activate claim 1", _fixed("http://startd"))
+
+        outbox.post("claim 1", "request claim 1", _fixed("http://startd"), on_reply=granted)
+        await _drained(outbox)
+        assert [m for _, m in peers.got] == ["request claim 1", "request claim 2", "activate claim 1"]
+    _run(test)

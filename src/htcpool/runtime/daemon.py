@@ -120,6 +120,8 @@ class Outbox:
     up to ``give_up`` seconds, then dropped with a log line; a 4xx refusal is
     dropped at once.
     A key's queue and its sending task exist only while it has messages.
+    Messages that a reply's handler (``on_reply``) posts under other keys are sent before the
+    next message of the key that got the reply.
     ``post(..., after=keys)`` holds a message until what was posted so far under ``keys`` is
     delivered (or ``AFTER_PATIENCE`` has passed): an order across destinations, such as a
     schedd's new submitter ad before the cycle it asks the negotiator for.
@@ -179,6 +181,10 @@ class Outbox:
                 reply = await self.client.send(url, message)
                 if on_reply is not None:
                     await on_reply(reply)
+                    # what the handler posted under other keys leaves before this key's next message
+                    # (a partitionable slot's next claim before the activation of the one just
+                    # granted): their tasks begin at the next turn of the loop, this one would not wait
+                    await asyncio.sleep(0)
                 return
             except RequestRefused as e:
                 if e.status < 500:  # the peer will never take it: a 5xx is the peer's own trouble
