@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from htcpool.classad import ClassAd
-from htcpool.runtime.cgroup_moves import home_procs_files, own_cgroups, prepare_move
+from htcpool.runtime.cgroup_moves import home_entry_files, needs_prepared_move, own_cgroups, prepare_move
 from htcpool.runtime.cgroups import CgroupSpec, CgroupVersion, JobCgroup, MemoryLimits, detect
 from htcpool.runtime.confined import CgroupEntry, open_job_cgroup
 from htcpool.runtime.forkserver import ForkServer
@@ -38,33 +38,43 @@ def test_the_starter_finds_its_own_cgroups_under_the_root(tmp_path: Path) -> Non
     for controller in ("memory", "cpu", "cpuacct", "freezer"):
         home = root / controller / own.get(controller, "/").lstrip("/")
         home.mkdir(parents=True, exist_ok=True)
-        (home / "cgroup.procs").write_text("")
+        (home / "tasks").write_text("")  # v1: a thread moves itself through its cgroup's tasks file
     cgroup = JobCgroup(fake_spec(root, CgroupVersion.V1))
     known = all(c in own for c in cgroup.dirs)  # a host without v1 hierarchies names none of them
-    assert home_procs_files(cgroup) == ([str(root / c / own[c].lstrip("/") / "cgroup.procs") for c in cgroup.dirs]
+    assert home_entry_files(cgroup) == ([str(root / c / own[c].lstrip("/") / "tasks") for c in cgroup.dirs]
                                         if known else None)
     v2 = JobCgroup(fake_spec(v2_tree(tmp_path / "v2"), CgroupVersion.V2))
-    assert home_procs_files(v2) is None  # nothing of this process's under that root
+    assert home_entry_files(v2) is None  # nothing of this process's under that root
     if "" in own:
         home = tmp_path / "v2" / own[""].lstrip("/")
         home.mkdir(parents=True, exist_ok=True)
-        (home / "cgroup.procs").write_text("")
-        assert home_procs_files(v2) == [str(home / "cgroup.procs")]
+        (home / "cgroup.procs").write_text("")  # v2: whole processes only
+        assert home_entry_files(v2) == [str(home / "cgroup.procs")]
+
+
+def test_only_whole_process_moves_are_prepared_ahead(tmp_path: Path) -> None:
+    """v1 moves the starter's thread (``tasks``), which does not wait for the kernel; v2 moves
+    the process, whose wait the startd pays ahead (``prepare_move``)."""
+    v1 = fake_spec(v1_tree(tmp_path / "v1"), CgroupVersion.V1)
+    v2 = fake_spec(v2_tree(tmp_path / "v2"), CgroupVersion.V2)
+    assert [Path(f).name for f in JobCgroup(v1).entry_files()] == ["tasks"] * 4
+    assert [Path(f).name for f in JobCgroup(v2).entry_files()] == ["cgroup.procs"]
+    assert not needs_prepared_move(v1) and needs_prepared_move(v2)
 
 
 def test_without_its_own_cgroups_the_jobs_process_joins_by_itself(tmp_path: Path) -> None:
     cgroup, _ = open_job_cgroup(fake_spec(v1_tree(tmp_path), CgroupVersion.V1))
     assert cgroup is not None
-    for file in cgroup.procs_files():
+    for file in cgroup.entry_files():
         Path(file).write_text("")
     entry = CgroupEntry(cgroup, by_starter=True)  # the fake tree has no cgroup of this process
     try:
         assert not entry.by_starter and entry.hook is not None
         with entry.around():  # nothing to step into
             pass
-        assert all(Path(f).read_text() == "" for f in cgroup.procs_files())
+        assert all(Path(f).read_text() == "" for f in cgroup.entry_files())
         entry.hook()
-        assert all(Path(f).read_text() == "0" for f in cgroup.procs_files())
+        assert all(Path(f).read_text() == "0" for f in cgroup.entry_files())
     finally:
         entry.close()
 

@@ -52,6 +52,10 @@ class CgroupVersion(StrEnum):
     V2 = "v2"
 
 
+#: where a process moves itself (``0``) on each layout (``JobCgroup.entry_files``)
+MOVE_FILE = {CgroupVersion.V1: "tasks", CgroupVersion.V2: "cgroup.procs"}
+
+
 class MemoryPolicy(StrEnum):
     """``CGROUP_MEMORY_LIMIT_POLICY``."""
 
@@ -228,6 +232,14 @@ class JobCgroup:
     def procs_files(self) -> list[str]:
         """The ``cgroup.procs`` a process writes its pid into to join every hierarchy."""
         return [os.path.join(d, "cgroup.procs") for d in self.dirs.values()]
+
+    def entry_files(self) -> list[str]:
+        """The files a process writes ``0`` into to move itself into every hierarchy: on v1 the
+        ``tasks`` file, which moves the writing thread alone (the whole of a process that has one)
+        without the kernel's wait for an RCU grace period that a whole-process move takes
+        (``cgroup_moves``); on v2, where a thread cannot leave its process's domain, ``cgroup.procs``."""
+        name = MOVE_FILE[self.spec.version]
+        return [os.path.join(d, name) for d in self.dirs.values()]
 
     def join(self, pid: int) -> None:
         for file in self.procs_files():

@@ -25,7 +25,7 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 
-from htcpool.runtime.cgroup_moves import home_procs_files
+from htcpool.runtime.cgroup_moves import home_entry_files
 from htcpool.runtime.cgroups import MB, CgroupError, CgroupSpec, JobCgroup
 
 
@@ -34,19 +34,20 @@ class CgroupEntry:
     is confined from its first instruction. The files are opened beforehand.
 
     * By the starter (``by_starter``, where the starter can find its own cgroups): around the
-      job's start (``around``) the starter writes itself into the job's cgroup and back into its
-      own after. The job's process is born inside and runs no Python between fork and exec, so
-      ``subprocess`` can use ``vfork``.
+      job's start (``around``) the starter's thread writes itself into the job's cgroup and back
+      into its own after (``JobCgroup.entry_files``: on v1 the thread alone, which is quick;
+      its other threads, if any, stay home). The job's process is born where that thread is and
+      runs no Python between fork and exec, so ``subprocess`` can use ``vfork``.
     * Otherwise by the job's process: ``hook`` is its ``preexec_fn``, which writes the process
-      into the cgroup between fork and exec (``0`` names the writer itself).
+      (one thread after the fork) into the cgroup between fork and exec (``0`` names the writer).
 
     A write that fails leaves the job outside, which the starter's check that the job is inside
     (``JobConfinement.check_entered``) catches."""
 
     def __init__(self, cgroup: JobCgroup, by_starter: bool) -> None:
-        wanted = cgroup.procs_files()
+        wanted = cgroup.entry_files()
         self.into = _open_all(wanted)
-        home = home_procs_files(cgroup) if by_starter else None
+        home = home_entry_files(cgroup) if by_starter else None
         self.home = _open_all(home or [])
         self.by_starter = home is not None and len(self.home) == len(home) and len(self.into) == len(wanted)
 

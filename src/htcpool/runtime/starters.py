@@ -56,7 +56,7 @@ from typing import Any, Protocol
 from htcpool.classad import ClassAd, ExprTree, as_number
 from htcpool.protocol import JobEvent, JobUpdate
 from htcpool.protocol import startd as m
-from htcpool.runtime.cgroup_moves import prepare_move
+from htcpool.runtime.cgroup_moves import needs_prepared_move, prepare_move
 from htcpool.runtime.cgroups import CgroupSpec, JobCgroup
 from htcpool.runtime.confinement import Enforcement, cgroup_spec
 from htcpool.runtime.exit_notes import note_path
@@ -229,7 +229,7 @@ class Starters:
             return
         starter.cgroup = spec.cgroup
         loop = asyncio.get_running_loop()
-        if spec.cgroup is not None:  # the kernel's wait for the job's cgroup move, paid meanwhile
+        if spec.cgroup is not None and needs_prepared_move(spec.cgroup):  # the kernel's wait, paid meanwhile
             loop.run_in_executor(None, prepare_move, spec.cgroup)
         handle = self.warm(spec, self._on_event(starter), str(self.starter_log)) if self.warm is not None else None
         if handle is not None:
