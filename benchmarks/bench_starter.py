@@ -5,7 +5,8 @@ where a slot's jobs are a second apart, the kernel's cgroup moves find it idle),
 from the startd's request to the ``started`` event (the job has exec'd), from ``started`` to
 ``exited``, and from ``exited`` to the starter's end, and prints the medians. With cgroups
 usable here (root, a memory controller) each job gets a cgroup under ``BASE`` and the startd's
-move is prepared as the startd does it (``cgroup_moves.prepare_move``, where the tree has it);
+move is prepared where the startd prepares it (``cgroup_moves.prepare_move``, where the tree has
+it: for whole-process moves, since the v1 thread moves need none);
 ``--no-cgroup`` runs the jobs without, ``--no-prepare`` without the prepared move. Run:
 ``.venv/bin/python -m benchmarks.bench_starter [--no-cgroup] [--no-prepare] [ROUNDS]``;
 ``PYTHONPATH=<other tree>/src`` measures another source tree.
@@ -35,6 +36,11 @@ try:  # absent from trees before it, which this benchmark also measures (PYTHONP
     from htcpool.runtime.cgroup_moves import prepare_move
 except ImportError:
     prepare_move = None  # type: ignore[assignment]
+try:  # trees before it prepared every move
+    from htcpool.runtime.cgroup_moves import needs_prepared_move
+except ImportError:
+    def needs_prepared_move(spec: CgroupSpec) -> bool:
+        return True
 
 ROUNDS = 30
 GAP = 0.1
@@ -62,7 +68,7 @@ async def rounds(count: int, confined: bool, prepare: bool) -> list[tuple[float,
                 marks.setdefault(str(event.get("event")), time.perf_counter())
 
             began = time.perf_counter()
-            if spec.cgroup is not None and prepare and prepare_move is not None:
+            if spec.cgroup is not None and prepare and prepare_move is not None and needs_prepared_move(spec.cgroup):
                 loop.run_in_executor(None, prepare_move, spec.cgroup)
             handle = await StarterHandle.spawn(spec, seen, stderr_path=str(tmp / "StarterLog"), forkserver=server)
             await handle.wait()
