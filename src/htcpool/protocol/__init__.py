@@ -60,6 +60,8 @@ _LATER = {
 
 
 def __getattr__(name: str) -> Any:
+    # as htcpool.htcondor2 loads its names; not shared with it, since the protocol imports nothing
+    # of htcpool but the ClassAd language
     module = _LATER.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
