@@ -16,7 +16,12 @@ from pathlib import Path
 import pytest
 
 from htcpool.classad import ClassAd
-from htcpool.runtime.cgroup_moves import home_entry_files, needs_prepared_move, own_cgroups, prepare_move
+from htcpool.runtime.cgroup_moves import (
+    home_entry_files,
+    needs_prepared_move,
+    own_cgroups,
+    prepare_move,
+)
 from htcpool.runtime.cgroups import CgroupSpec, CgroupVersion, JobCgroup, MemoryLimits, detect
 from htcpool.runtime.confined import CgroupEntry, open_job_cgroup
 from htcpool.runtime.forkserver import ForkServer
