@@ -23,6 +23,7 @@ from htcpool.protocol import (
     JobUpdate,
     Ok,
     QueryAds,
+    Reschedule,
     UpdateAd,
 )
 from htcpool.protocol import startd as m
@@ -63,12 +64,18 @@ class Posted:
     def __init__(self) -> None:
         self.items: list[tuple[str, Any, Callable[[], Awaitable[str | None]] | None]] = []
         self.on_reply: dict[int, Callable[[Any], Awaitable[None]]] = {}  # id of the message -> its callback
+        self.after: dict[int, list[str]] = {}  # id of the message -> the keys it goes after
 
     def post(self, key: str, message: Any, resolve: Callable[[], Awaitable[str | None]] | None = None,
-             on_reply: Any = None) -> None:
+             on_reply: Any = None, after: Any = ()) -> None:
         self.items.append((key, message, resolve))
         if on_reply is not None:
             self.on_reply[id(message)] = on_reply
+        self.after[id(message)] = list(after)
+
+    def keys(self) -> list[str]:
+        """The keys with messages on their way: here, all that were ever posted."""
+        return list(dict.fromkeys(key for key, _, _ in self.items))
 
     async def answer(self, message: Any, reply: Any) -> None:
         """The peer's answer to a posted message, given to the poster's callback."""
@@ -203,6 +210,23 @@ def test_a_claim_request_decided_at_once_is_answered_with_the_claim_reply(tmp_pa
         assert reply == m.ClaimReply(cid, True, slot="slot1@exec.test")
         assert s.posted.of(m.ClaimReply) == [] and s.pair() == ("Claimed", "Idle")
         assert s.service.claim_schedd[cid] == SCHEDD and not s.service.answers
+    run(test)
+
+
+def test_a_freed_slot_asks_for_a_cycle_once_its_ad_is_with_the_collector(tmp_path: Path) -> None:
+    """The negotiator's cycle reads the slots from the collector: the freed slot's Reschedule goes
+    after the ad that shows it Unclaimed (an earlier cycle would find nothing to match)."""
+    async def test() -> None:
+        s = Startd(tmp_path)
+        await s.begin()
+        cid = await s.claim(job(tmp_path))
+        await s.service.handle(m.ReleaseClaim(cid))
+        await settle()
+        [reschedule] = s.posted.of(Reschedule)
+        at = next(i for i, (_, posted, _) in enumerate(s.posted.items) if posted is reschedule)
+        freed = [i for i, (_, u, _) in enumerate(s.posted.items)
+                 if isinstance(u, UpdateAd) and u.ad["Name"] == "slot1@exec.test" and u.ad["State"] == "Unclaimed"]
+        assert freed[-1] < at and "collector" in s.posted.after[id(reschedule)]
     run(test)
 
 

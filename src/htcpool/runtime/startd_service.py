@@ -332,13 +332,14 @@ class StartdService:
         await self._apply(self.core.handle(m.StarterExited(slot, claim_id), self.daemon.clock()))
 
     def _freed(self, name: str, ad: ClassAd) -> None:
-        """A slot that becomes Unclaimed asks the negotiator for a cycle soon (freed resources)."""
+        """A slot that becomes Unclaimed asks the negotiator for a cycle soon (freed resources),
+        once its ad saying so is with the collector, where the cycle reads it."""
         if self.freed.freed(name, ad):
-            self.daemon.to_negotiator(Reschedule(f"{name} is free"))
+            self.daemon.to_negotiator(Reschedule(f"{name} is free"), after_ads=True)
 
     def _advertise(self, name: str, ad: ClassAd) -> None:
-        self._freed(name, ad)
         self.daemon.to_collector(slot_update(ad, self.core.find_slot(name), self.daemon.url, self.daemon.sinful))
+        self._freed(name, ad)
 
     # ------------------------------------------------------------------ actions out
     async def _apply(self, actions: list[Any]) -> None:
