@@ -3,7 +3,7 @@ counting is shortcut (jobs with equal literal values share one evaluation)."""
 
 from __future__ import annotations
 
-from htcpool.schedd.ads import schedd_ads
+from htcpool.schedd.ads import SubmitterAds, schedd_ads
 from htcpool.schedd.priority import submitter_of
 from htcpool.schedd.states import JobStatus
 from tests.schedd.helpers import T0, schedd, submit
@@ -29,3 +29,22 @@ def test_counts_match_each_job_evaluated_on_its_own() -> None:
     assert ads[0]["TotalIdleJobs"] == sum(r[0] for r in expected.values())
     assert ads[0]["TotalHeldJobs"] == sum(r[1] for r in expected.values())
     assert ads[0]["TotalLocalJobsRunning"] == 1 and ads[0]["TotalSchedulerJobsRunning"] == 1  # started at once
+
+
+def test_an_unchanged_submitters_ad_is_sent_again_as_the_same_object() -> None:
+    """Building every submitter's ad on every advertisement was a fifth of a simulated pool's
+    filling: an ad whose attributes are unchanged is the one made before; a changed one is new,
+    and a submitter whose jobs have all left is forgotten."""
+    core = schedd()
+    submit(core, "", owner="alice")
+    submit(core, "", owner="bob")
+    made = SubmitterAds()
+    first = {str(a["Name"]): a for a in schedd_ads(core.queue, "submit", "http://submit:1", T0, T0, made=made)[1:]}
+    submit(core, "", owner="bob")
+    again = {str(a["Name"]): a for a in schedd_ads(core.queue, "submit", "http://submit:1", T0, T0, made=made)[1:]}
+    alice, bob = (name for name in sorted(first))
+    assert again[alice] is first[alice]
+    assert again[bob] is not first[bob] and (first[bob]["IdleJobs"], again[bob]["IdleJobs"]) == (1, 2)
+    made.keep_only([alice])
+    third = {str(a["Name"]): a for a in schedd_ads(core.queue, "submit", "http://submit:1", T0, T0, made=made)[1:]}
+    assert third[alice] is first[alice] and third[bob] is not again[bob] and third[bob]["IdleJobs"] == 2

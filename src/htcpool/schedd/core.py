@@ -130,6 +130,8 @@ class Schedd:
         #: when the ads last went out, and the submitters they showed with idle jobs
         self.last_advert: float | None = None
         self.advertised_idle: frozenset[str] = frozenset()
+        #: the Submitter ads last advertised, kept for the next advertisement (``ads.SubmitterAds``)
+        self.submitter_ads = ads.SubmitterAds()
         #: the SCHEDD statistics, counted from the job events (``statistics.schedd``)
         self.stats = ScheddStats(settings.statistics.make_window(now))
         self._actions: list[Action] = []
@@ -244,7 +246,8 @@ class Schedd:
         def statistics(running: int) -> dict[str, object]:
             return self.stats.publish(self.settings.statistics.publish, now, running)
 
-        for ad in ads.schedd_ads(self.queue, self.host, self.address, self.started, now, statistics):
+        for ad in ads.schedd_ads(self.queue, self.host, self.address, self.started, now, statistics,
+                                 self.submitter_ads):
             self.emit(ToCollector(UpdateAd(ad)))
             if ad.get("MyType") == "Submitter" and ad.get("IdleJobs"):
                 idle.append(str(ad.get("Name")))
