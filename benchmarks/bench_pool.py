@@ -111,18 +111,10 @@ def personal_pool(extra_config: str = "") -> Iterator[Pool]:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _logged(path: Path, event: str, count: int) -> bool:
-    """Whether the user log at ``path`` holds at least ``count`` events of a kind (``"001 ("``)."""
-    try:
-        text = path.read_text()
-    except OSError:
-        return False
-    return text.count("\n" + event) + text.startswith(event) >= count
-
-
 class _LogCounter:
-    """Counts the events of a kind in a user log as it grows, reading only what was appended
-    since the last call (a poll every few milliseconds costs the pool no CPU to speak of)."""
+    """Whether the user log at ``path`` holds at least ``count`` events of a kind (``"001 ("``),
+    counted as it grows, reading only what was appended since the last call (a poll every few
+    milliseconds costs the pool no CPU to speak of)."""
 
     def __init__(self, path: Path, event: str, count: int) -> None:
         self.path, self.event, self.count = path, event.encode(), count
@@ -178,7 +170,7 @@ def submit_to_start(repeats: int = REPEATS) -> dict[str, float]:
                 log = pool.jobs_dir / f"start{i}.log"
                 started = time.perf_counter()
                 command, output = pool.submit(f"executable = /bin/true\nlog = {log}\nqueue\n", f"start{i}.sub")
-                running = _wait(functools.partial(_logged, log, EXECUTE_EVENT, 1), 120, "the execute event")
+                running = _wait(_LogCounter(log, EXECUTE_EVENT, 1), 120, "the execute event")
                 latencies.append(running - started)
                 commands.append(command)
                 cluster = _cluster_of(output)
