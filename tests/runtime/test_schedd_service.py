@@ -4,6 +4,7 @@ pool directory, and the core's timers; no processes, no sockets."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from pathlib import Path
 from typing import Any
@@ -195,6 +196,39 @@ def test_a_claim_request_answered_with_the_claim_reply_goes_on_to_the_activation
         await pool.daemon.outbox.flush()
         [activate] = pool.startd.of(ActivateClaim)
         assert activate.claim_id == "c1" and activate.job["ClusterId"] == 1
+        await pool.close()
+
+    run(test)
+
+
+def test_a_submits_reschedule_reaches_the_negotiator_after_its_submitter_ad(tmp_path: Path) -> None:
+    """The cycle a Reschedule asks for reads the submitters from the collector: under a slow
+    collector, the Reschedule waits for the new Submitter ad instead of overtaking it (the
+    cycle would find nothing to do and the jobs wait NEGOTIATOR_INTERVAL)."""
+    pool = Pool(tmp_path)
+    arrivals: list[str] = []
+    collect, negotiate = pool.collector.handle, pool.negotiator.handle
+
+    async def slow_collector(message: Any) -> Any:
+        await asyncio.sleep(0.05)
+        if isinstance(message, UpdateAd):
+            arrivals.append(str(message.ad.get("MyType")))
+        return await collect(message)
+
+    async def negotiator(message: Any) -> Any:
+        arrivals.append(type(message).__name__)
+        return await negotiate(message)
+
+    for name, handler in (("collector", slow_collector), ("negotiator", negotiator)):
+        pool.network.serve(name, handler, pool.layout)
+
+    async def test() -> None:
+        await pool.schedd.start()
+        await pool.daemon.outbox.flush()
+        arrivals.clear()
+        ad = parseOne('[JobStatus = 1; Cmd = "/bin/true"; RequestMemory = 128; Requirements = true]')
+        assert await pool.send(Submit("alice", (ad,))) == Submitted(1, 1)
+        assert "Submitter" in arrivals and arrivals.index("Reschedule") > arrivals.index("Submitter"), arrivals
         await pool.close()
 
     run(test)
