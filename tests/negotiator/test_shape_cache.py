@@ -24,6 +24,24 @@ def test_ads_differing_only_in_literals_share_a_shape_and_others_do_not() -> Non
     assert expression_shape(d) != expression_shape(a)
 
 
+
+def test_lists_of_literals_are_values_to_a_shape() -> None:
+    """A Python list assigned to an ad becomes a list node of that ad's own: two slots with equal
+    lists (a p-slot's ``ChildName``, a machine's ``OfflineUniverses``) still share a shape, since a
+    list of literals reads nothing; a list that reads an attribute is an expression."""
+    a = slot("s1@m")
+    b = slot("s2@m", Memory=4096)
+    b.insert_node("Requirements", a._exprs["requirements"])
+    a["ChildName"] = ["slot1_1@m", "slot1_2@m"]
+    b["ChildName"] = ["slot1_3@m"]
+    assert a._exprs["childname"] is not b._exprs["childname"]
+    assert expression_shape(a) == expression_shape(b)
+    c = b.copy()
+    c["ChildName"] = ExprTree('{ "slot1_3@m", Name }')
+    assert expression_shape(c) != expression_shape(b)
+    own, other = shape_closure(expression_shape(c), c, [c._exprs["childname"]])
+    assert "name" in own
+
 def test_a_changed_expression_is_followed_again() -> None:
     """The same names, but START now reads the job's Owner: the cached closure of the old ad
     must not be reused for the new one."""

@@ -221,3 +221,25 @@ def test_a_bad_ad_in_a_streamed_history_names_its_line(tmp_path: Path) -> None:
         list(Workload(path))
     workload = Workload(path, skip_bad=True)
     assert [a.owner for a in workload] == ["u1"] and workload.skipped == 1
+
+
+def test_a_simulated_machine_is_not_given_the_hosts_container_runtimes(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """The simulated pool must read the same on any host: the container runtimes of the machine
+    running the simulation are not probed; only the machine file gives ``HasDocker`` and the like."""
+    import htcpool.runtime.container_probe as container_probe
+    from htcpool.sim.machines import MachineClass
+    from htcpool.sim.setup import startd_settings
+
+    def host_probe(config: object) -> dict[str, object]:
+        raise AssertionError("the simulator probed the host's container runtimes")
+
+    monkeypatch.setattr(container_probe, "probe_machine", host_probe)
+    monkeypatch.setattr("htcpool.runtime.machine_attrs.probe_machine", host_probe)
+    config = tmp_path / "condor_config"
+    config.write_text("use FEATURE : PartitionableSlot\n")
+    plain = startd_settings(config, (), MachineClass(1, (("NUM_CPUS", "4"),)), EPOCH)
+    assert "HasDocker" not in plain.machine_attrs and "OfflineUniverses" not in plain.machine_attrs
+    assert plain.machine_attrs["Arch"] == "X86_64" and plain.machine_attrs["HasFileTransfer"] is True
+    docker = startd_settings(config, (), MachineClass(1, (("NUM_CPUS", "4"),), (("HasDocker", True),)), EPOCH)
+    assert docker.machine_attrs["HasDocker"] is True

@@ -26,7 +26,7 @@ from typing import Any
 
 from htcpool.classad import ClassAd, EvalContext, ExprTree
 from htcpool.classad.classad import to_node
-from htcpool.classad.nodes import Literal, Node
+from htcpool.classad.nodes import ListExpr, Literal, Node
 from htcpool.classad.refs import Scope, references
 
 Ref = tuple[str | None, str]  # (scope, lower-cased name)
@@ -111,7 +111,7 @@ def expression_shape(ad: ClassAd) -> Shape:
     number is in use, and numbers are never given twice."""
     exprs = ad._exprs
     values = exprs.values()
-    key = (tuple(exprs), tuple([None if type(n) is Literal else id(n) for n in values]))
+    key = (tuple(exprs), tuple([None if _is_value(n) else id(n) for n in values]))
     hit = _shape_numbers.get(key)
     if hit is not None:
         return hit[0]
@@ -119,8 +119,16 @@ def expression_shape(ad: ClassAd) -> Shape:
         _shape_numbers.clear()
         _closure_cache.clear()
     number = next(_shape_counter)
-    _shape_numbers[key] = (number, tuple([n for n in values if type(n) is not Literal]))
+    _shape_numbers[key] = (number, tuple([n for n in values if not _is_value(n)]))
     return number
+
+
+def _is_value(node: Node) -> bool:
+    """Whether ``node`` reads nothing: a literal, or a list of literals (``{ "Docker" }``, which an
+    ad assigned a Python list holds as a list node of its own, so two slots with equal lists
+    would otherwise never share a shape)."""
+    t = type(node)
+    return t is Literal or (t is ListExpr and all(type(i) is Literal for i in node.items))  # type: ignore[attr-defined]
 
 
 Shape = int

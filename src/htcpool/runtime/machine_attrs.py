@@ -25,6 +25,16 @@ def version_string(date: str = "2026-11-24") -> str:
 
 
 def machine_attributes(config: Config) -> dict[str, Any]:
+    """The attributes of this machine: its platform and what its container runtimes can do."""
+    attrs = platform_attributes(config)
+    attrs.update(probe_machine(config))
+    return attrs
+
+
+def platform_attributes(config: Config) -> dict[str, Any]:
+    """The attributes the configuration alone decides (no probe of the host): the simulator's
+    machines have these, and the abilities their machine file gives them."""
+
     def text(name: str, default: str = "") -> str:
         value = config.get_str(name, subsystem="STARTD")
         return value if value else default
@@ -52,6 +62,5 @@ def machine_attributes(config: Config) -> dict[str, Any]:
     major = config.get_int("OPSYSMAJORVER", subsystem="STARTD")
     if major is not None:
         attrs["OpSysMajorVer"] = major
-    attrs.update(probe_machine(config))
     return attrs
 

@@ -19,7 +19,7 @@ from typing import Any
 from htcpool.config import Config, ConfigError, FileLoader, fake_machine
 from htcpool.config.errors import ConfigInputError
 from htcpool.config.files import assemble
-from htcpool.runtime.machine_attrs import machine_attributes
+from htcpool.runtime.machine_attrs import platform_attributes
 from htcpool.sim.errors import SimInputError
 from htcpool.sim.machines import MachineClass
 from htcpool.startd import StartdError, StartdSettings, settings_from_config
@@ -48,13 +48,15 @@ def read_pool_config(path: Path, overrides: tuple[tuple[str, str], ...], subsyst
 def startd_settings(path: Path, overrides: tuple[tuple[str, str], ...], machine: MachineClass,
                     epoch: float) -> StartdSettings:
     """The startd settings of one machine class: the pool's policy, sized by the class's knobs,
-    with the machine's platform attributes and the class's own attributes."""
+    with the machine's platform attributes and the class's own attributes. The host running the
+    simulation is not probed (its container runtimes are no simulated machine's): a simulated
+    machine has ``HasDocker`` and the like only from its machine file."""
     config = read_pool_config(path, overrides, "STARTD", epoch, machine.knobs, machine.where)
     try:
         settings = settings_from_config(config)  # type: ignore[arg-type]
     except (StartdError, ConfigError, ValueError) as e:
         raise SimInputError(machine.where or path, None, f"the startd cannot use this machine: {e}") from None
-    attrs: dict[str, Any] = dict(machine_attributes(config))
+    attrs: dict[str, Any] = platform_attributes(config)
     attrs.update(dict(machine.attributes))
     return replace(settings, machine_attrs=attrs)
 
