@@ -1,4 +1,4 @@
-"""Settled claimed slots (``SlotTable._settled``): a claimed slot that no job can preempt (its
+"""Settled claimed slots (``SlotTable.settled_claim``): a claimed slot that no job can preempt (its
 PREEMPTION_REQUIREMENTS a literal that is not true, its RANK a literal not above its CurrentRank)
 joins one class per match class, without ranks of its own, and its Requirements are evaluated only
 for a rejection's reason. Cycles decide exactly what they decide with the shortcut turned off."""

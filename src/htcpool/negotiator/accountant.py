@@ -31,7 +31,7 @@ Calculation" in "User Priorities and Negotiation"):
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from htcpool.classad import ClassAd, EvalContext, ExprTree, as_number, fixed_clock
 from htcpool.classad.nodes import AttrRef, Literal
@@ -53,8 +53,12 @@ CLAIMED_LIKE = frozenset(state.value for state in CLAIMED_LIKE_STATES)
 
 def remote_user_of(slot: ClassAd, context: EvalContext) -> str | None:
     """The customer a claimed slot is charged to: ``AccountingGroup``, else ``RemoteUser``."""
-    for attr in ("AccountingGroup", "RemoteUser"):
-        v = slot.evaluate(attr, context)
+    exprs = slot._exprs
+    for key, attr in (("accountinggroup", "AccountingGroup"), ("remoteuser", "RemoteUser")):
+        node = exprs.get(key)
+        if node is None:
+            continue
+        v = node.value if type(node) is Literal else slot.evaluate(attr, context)
         if type(v) is str and v:
             return v
     return None
@@ -62,8 +66,9 @@ def remote_user_of(slot: ClassAd, context: EvalContext) -> str | None:
 
 def is_claimed(slot: ClassAd, discount_suspended: bool, context: EvalContext) -> bool:
     """Whether the accountant charges this slot (``Accountant::IsClaimed``)."""
-    state = slot.evaluate("State", context)
-    if state not in CLAIMED_LIKE:
+    node = slot._exprs.get("state")
+    state = node.value if type(node) is Literal else slot.evaluate("State", context)
+    if type(state) is not str or state not in CLAIMED_LIKE:
         return False
     if discount_suspended:
         activity = slot.evaluate("Activity", context)
@@ -94,6 +99,11 @@ class SlotWeigher:
         if not self.force:
             own = exprs.get("slotweight")
             if own is not None:
+                if type(own) is AttrRef and own.base is None and not own.absolute:
+                    # the startd's ``SlotWeight = Cpus``: read the literal it names at once
+                    named = exprs.get(own.key)
+                    if type(named) is Literal:
+                        own = named
                 v = as_number(own.value if type(own) is Literal else slot.evaluate("SlotWeight", self.context))
         if v is None:
             node = exprs.get(self.attribute) if self.attribute is not None else None
@@ -370,8 +380,9 @@ class Accountant:
         self.commit()
 
     # ----------------------------------------------------------- charging
-    def check_matches(self, slots: Iterable[ClassAd], now: float) -> None:
-        """Recount every record's usage from the claimed slots of the pool (``CheckMatches``)."""
+    def check_matches(self, slots: Iterable[ClassAd], now: float, weights: Sequence[float] | None = None) -> None:
+        """Recount every record's usage from the claimed slots of the pool (``CheckMatches``).
+        ``weights``: the slots' ``SlotWeigher`` values at ``now``, when the caller has them."""
         for rec in self.records.values():
             if rec.resources_used or rec.weighted_resources_used or rec.hier_weighted_resources_used:
                 rec.resources_used = 0
@@ -381,11 +392,11 @@ class Accountant:
         context = EvalContext(clock=fixed_clock(now))
         weigh = SlotWeigher(self.policy, context)
         discount = self.policy.discount_suspended_resources
-        for slot in slots:
+        for i, slot in enumerate(slots):
             if is_claimed(slot, discount, context):
                 customer = remote_user_of(slot, context)
                 assert customer is not None
-                self._charge(customer, weigh(slot), now)
+                self._charge(customer, weigh(slot) if weights is None else weights[i], now)
         self.commit()
 
     def add_match(self, customer: str, weight: float, now: float) -> None:

@@ -39,6 +39,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field, replace
+from typing import NamedTuple
 
 from htcpool.classad import ClassAd, ClassAdError, EvalContext, ExprTree, fixed_clock
 from htcpool.negotiator.accountant import CLAIMED_LIKE, Accountant, SlotWeigher
@@ -60,8 +61,19 @@ from htcpool.negotiator.poolsize import PoolSize, pool_size
 from htcpool.negotiator.remainders import RoundRobinTimes
 from htcpool.negotiator.requests import ResourceRequest
 from htcpool.negotiator.settings import NegotiatorPolicy
-from htcpool.negotiator.slotattrs import LIVE_REQUEST_ATTRS, LIVE_SLOT_ATTRS, SlotDecorator
-from htcpool.negotiator.slotclasses import FullClass, SlotTable
+from htcpool.negotiator.slotattrs import (
+    DECORATION_NAMES,
+    LIVE_REQUEST_ATTRS,
+    LIVE_SLOT_ATTRS,
+    SlotDecorator,
+)
+from htcpool.negotiator.slotclasses import (
+    FullClass,
+    SlotTable,
+    current_rank,
+    never_true,
+    remote_user_for_preemption,
+)
 from htcpool.negotiator.slotmemo import SlotMemo
 from htcpool.negotiator.stats import CycleStats
 
@@ -93,6 +105,14 @@ def submitter_classad(s: SubmitterAd) -> ClassAd:
     return ad
 
 
+class JobReads(NamedTuple):
+    """What the cycle's requests read of a slot, and the names they define."""
+
+    requirements: set[str]
+    rank: set[str]
+    universe: set[str]
+
+
 @dataclass
 class CycleOutcome:
     result: CycleResult
@@ -101,6 +121,13 @@ class CycleOutcome:
     shares: dict[str, float] = field(default_factory=dict)
     #: remainder recovery's round-robin times: pass to the next cycle's ``negotiate``
     round_robin: RoundRobinTimes = field(default_factory=RoundRobinTimes)
+
+
+def _pending(slot: ClassAd) -> bool:
+    """Whether a preemption is pending on a claimed slot: it is always decorated then (its copy's
+    ``CurrentRank`` and user are the preempting ones)."""
+    exprs = slot._exprs
+    return "preemptingrank" in exprs or "preemptinguser" in exprs or "preemptingaccountinggroup" in exprs
 
 
 def _zero() -> float:
@@ -176,10 +203,11 @@ class NegotiationCycle:
             acct.assigned_group = self.groups.assigned_group
         acct.expire_leases(self.now)
         acct.update_priorities(self.now)
-        acct.check_matches(slots, self.now)
-        self.limits.count_slots(slots, self.context)
         weigh = SlotWeigher(pol.accountant, self.context)
         weights = [weigh(s) for s in slots]
+        # the accountant weighs with its own policy: the cycle's weights serve when they agree
+        acct.check_matches(slots, self.now, weights if pol.accountant == acct.policy else None)
+        self.limits.count_slots(slots, self.context)
         size = pool_size(slots, weights, use_slot_weights=pol.accountant.use_slot_weights,
                          context=self.context, constraint=pol.slot_poolsize_constraint)
         self.pool_size = size
@@ -189,11 +217,13 @@ class NegotiationCycle:
         if self.groups is not None:
             self.groups.assign_quotas(self.group_total)
             self.group_quota_table.update({n.name: n.quota for n in self.groups.nodes()})
-        kept, kept_weights, candidate, bases = self._trim(slots, weights, weigh)
+        job_reads = self._job_reads(subs)
+        plain = self._decorations_unread(slots, job_reads)
+        kept, kept_weights, candidate, bases = self._trim(slots, weights, weigh, plain)
         self.stats.trimmed_slots = len(kept)
         group_mode = self.groups is not None and self.groups.has_groups
         self.stats.candidate_slots = size.slots if group_mode else len(kept)
-        self._build_matchmaker(kept, kept_weights, candidate, bases, subs, weigh)
+        self._build_matchmaker(kept, kept_weights, candidate, bases, job_reads, weigh)
         states = [
             SubmitterState(s.name, s.schedd, list(s.requests), i, s.running_jobs, [0] * len(s.requests),
                            s.weighted_running_jobs, s.weighted_idle_jobs, sum(len(r.jobs) for r in s.requests))
@@ -213,11 +243,70 @@ class NegotiationCycle:
             self.result.failures.append(f"{what}: {knob} could not be evaluated: {e}")
             return False
 
-    def _trim(self, slots: list[ClassAd], weights: list[float],
-              weigh: SlotWeigher) -> tuple[list[ClassAd], list[float], list[bool], list[ClassAd]]:
-        """The slots the cycle may match (step 3), decorated (step 4), with their weights, whether
-        each is a candidate of its own (a dynamic slot under ALLOW_PSLOT_PREEMPTION is not) and
-        each one's ad before decoration."""
+    def _job_reads(self, subs: Sequence[SubmitterAd]) -> JobReads:
+        """What the requests' ``Requirements`` and ``Rank`` read of a slot, and every name a
+        request defines (with the ephemeral ``Submitter…`` ones)."""
+        job_req: set[str] = set()
+        job_rank: set[str] = set()
+        universe: set[str] = set()
+        seen: set[object] = set()
+        for s in subs:
+            for r in s.requests:
+                if r.signature in seen:
+                    continue
+                seen.add(r.signature)
+                universe.update(r.ad._exprs)
+                req, rank = r.ad._exprs.get("requirements"), r.ad._exprs.get("rank")
+                if req is not None:
+                    job_req |= closure(r.ad, [req])[1]
+                if rank is not None:
+                    job_rank |= closure(r.ad, [rank])[1]
+        universe |= {
+            "submitteruserprio", "submittorprio", "submitteruserresourcesinuse", "submittergroup",
+            "submittergroupresourcesinuse", "submittergroupquota", "submitternegotiatinggroup",
+            "submitterautoregroup",
+        }
+        return JobReads(job_req, job_rank, universe)
+
+    def _decorations_unread(self, slots: Sequence[ClassAd], job_reads: JobReads) -> bool:
+        """Whether a settled claimed slot (one no job can preempt: ``SlotTable.settled_claim``) needs
+        no decorated copy: the table settles claims (PREEMPTION_REQUIREMENTS a literal that is not
+        true, nothing reads a live usage, no p-slot preemption) and no expression that can be
+        evaluated with a settled slot reads what step 4 would put into its copy
+        (``slotattrs.DECORATION_NAMES``). Those are every slot expression (each ad's
+        ``whole_closure``, by its shape), NEGOTIATOR_PRE/POST_JOB_RANK, ``SLOT_WEIGHT`` and what
+        the requests read of a slot; PREEMPTION_RANK and PREEMPTION_REQUIREMENTS are evaluated
+        only with a claimed slot that is a candidate, which a settled one never is. A settled
+        slot is then matched as the collector gave it: the copy would change no evaluation,
+        class or candidate, and most slots of a busy pool are settled claims. Never with
+        NEGOTIATOR_CROSS_SLOT_PRIOS (every slot is decorated then, and the copies decide which
+        slots share a class)."""
+        pol = self.policy
+        if not pol.consider_preemption or pol.cross_slot_prios or pol.allow_pslot_preemption \
+                or not never_true(ExprTree(pol.preemption_requirements).node):
+            return False
+        read: set[str] = set(job_reads.requirements) | job_reads.rank
+        own, other = closure(ClassAd(), [ExprTree(e).node for e in (pol.pre_job_rank, pol.post_job_rank,
+                                                                    pol.accountant.slot_weight)])
+        read |= own | other
+        seen: set[object] = set()
+        facts = self.memo.facts
+        for s in slots:
+            shape = facts(s).expression_shape()
+            if shape not in seen:
+                seen.add(shape)
+                own, other = whole_closure(shape, s)
+                read |= own | other
+        own, other = closure(ClassAd(), [ExprTree(e).node for e in (pol.preemption_requirements, pol.preemption_rank)])
+        live = LIVE_SLOT_ATTRS | LIVE_REQUEST_ATTRS
+        return read.isdisjoint(DECORATION_NAMES) and read.isdisjoint(live) and live.isdisjoint(own | other)
+
+    def _trim(self, slots: list[ClassAd], weights: list[float], weigh: SlotWeigher,
+              plain: bool = False) -> tuple[list[ClassAd], list[float], list[bool], list[ClassAd]]:
+        """The slots the cycle may match (step 3), decorated (step 4; with ``plain``, from
+        ``_decorations_unread``, a settled claim is not, unless a preemption is pending on it), with
+        their weights, whether each is a candidate of its own (a dynamic slot under
+        ALLOW_PSLOT_PREEMPTION is not) and each one's ad before decoration."""
         pol, ctx = self.policy, self.context
         kept: list[ClassAd] = []
         kept_weights: list[float] = []
@@ -239,6 +328,12 @@ class NegotiationCycle:
                 continue  # a consumption-policy p-slot with no claim id left to offer
             is_dslot = literal(s, "DynamicSlot", ctx) is True
             decorate = pol.consider_preemption and (claimed or pol.cross_slot_prios)
+            if decorate and plain and claimed and not pslot and not _pending(s) \
+                    and SlotTable.settled_claim(s, current_rank(s, ctx)):
+                decorate = False
+                user = remote_user_for_preemption(s, ctx)
+                if user is not None:
+                    self.accountant.record(user)  # as decorating would: a new user gets a record
             ad = self.decorator.decorate(s, claimed) if decorate else s
             kept.append(ad)
             bases.append(s)
@@ -247,7 +342,7 @@ class NegotiationCycle:
         return kept, kept_weights, candidate, bases
 
     def _build_matchmaker(self, slots: list[ClassAd], weights: list[float], candidate: list[bool],
-                          bases: list[ClassAd], subs: Sequence[SubmitterAd],
+                          bases: list[ClassAd], job_reads: JobReads,
                           weigh: Callable[[ClassAd], float]) -> None:
         pol = self.policy
         nodes = {
@@ -257,26 +352,7 @@ class NegotiationCycle:
         if pol.consider_preemption:
             nodes["preq"] = ExprTree(pol.preemption_requirements).node
             nodes["prank"] = ExprTree(pol.preemption_rank).node
-        job_req: set[str] = set()
-        job_rank: set[str] = set()
-        universe: set[str] = set()
-        seen: set[object] = set()
-        for s in subs:
-            for r in s.requests:
-                if r.signature in seen:
-                    continue
-                seen.add(r.signature)
-                universe.update(r.ad._exprs)
-                req, rank = r.ad._exprs.get("requirements"), r.ad._exprs.get("rank")
-                if req is not None:
-                    job_req |= closure(r.ad, [req])[1]
-                if rank is not None:
-                    job_rank |= closure(r.ad, [rank])[1]
-        universe |= {
-            "submitteruserprio", "submittorprio", "submitteruserresourcesinuse", "submittergroup",
-            "submittergroupresourcesinuse", "submittergroupquota", "submitternegotiatinggroup",
-            "submitterautoregroup",
-        }
+        job_req, job_rank, universe = job_reads
         slot_side: set[str] = set()
         slot_own: set[str] = set()
         shapes: set[object] = set()

@@ -34,11 +34,14 @@ if TYPE_CHECKING:
     from htcpool.negotiator.accountant import Accountant
     from htcpool.negotiator.groups import GroupTree
 
-__all__ = ["LIVE_REQUEST_ATTRS", "LIVE_SLOT_ATTRS", "SlotDecorator"]
+__all__ = ["DECORATION_NAMES", "LIVE_REQUEST_ATTRS", "LIVE_SLOT_ATTRS", "SlotDecorator"]
 
 #: the ephemeral attributes whose values change during a cycle, as matches are charged
 LIVE_SLOT_ATTRS = frozenset({"remoteuserresourcesinuse", "remotegroupresourcesinuse"})
 LIVE_REQUEST_ATTRS = frozenset({"submitteruserresourcesinuse", "submittergroupresourcesinuse"})
+#: what ``decorate`` sets in a claimed slot's copy (``CurrentRank`` too, when a preemption is pending)
+DECORATION_NAMES = frozenset({"remoteuserprio", "remoteuserresourcesinuse", "remoteuserfloor", "remotegroup",
+                              "remotegroupresourcesinuse", "remotegroupquota"})
 USER_ATTRS = ("PreemptingAccountingGroup", "PreemptingUser", "AccountingGroup", "RemoteUser")
 
 

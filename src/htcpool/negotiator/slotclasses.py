@@ -17,7 +17,7 @@ A class keeps its slots in input order, so ties are broken by input order. What 
 each slot ad alone (its name, remote user, consumption resources, the value keys of the match and
 rank names) comes from its ``SlotFacts`` (``slotmemo``), kept across cycles while the ad is the same
 object; the attributes the cycle set in a decorated copy are read from the copy. A claimed slot
-that no job can preempt (``SlotTable._settled``) joins its match class's one settled class,
+that no job can preempt (``SlotTable.settled_claim``) joins its match class's one settled class,
 which is never a candidate and has no ranks.
 """
 
@@ -71,6 +71,20 @@ def remote_user_for_preemption(slot: ClassAd, context: EvalContext) -> str | Non
 _USER_KEYS = ("preemptingaccountinggroup", "preemptinguser", "accountinggroup", "remoteuser")
 #: what a slot's name, remote user and consumption resources are read from (with ``consumption…``)
 _IDENTITY_NAMES = frozenset({"name", "partitionableslot", "machineresources", *_USER_KEYS})
+
+
+def current_rank(slot: ClassAd, context: EvalContext) -> float:
+    """What a job must beat to preempt the slot by rank: its ``PreemptingRank`` when a preemption
+    is pending, else its ``CurrentRank`` (0 when neither is a number)."""
+    exprs = slot._exprs
+    current = None
+    if "preemptingrank" in exprs:
+        current = number(slot.evaluate("PreemptingRank", context))
+    if current is None:
+        node = exprs.get("currentrank")
+        if node is not None:
+            current = number(node.value if type(node) is Literal else slot.evaluate("CurrentRank", context))
+    return current or 0.0
 
 
 def consumption_resources(slot: ClassAd, context: EvalContext) -> tuple[str, ...] | None:
@@ -191,7 +205,7 @@ class SlotTable:
         self._rank_pos = {n: k for k, n in enumerate(self.rank_names)}
         self.match_classes: dict[Hashable, MatchClass] = {}
         self.full_classes: dict[Hashable, FullClass] = {}
-        #: whether claimed slots whose RANK cannot beat their CurrentRank are settled (``_settled``)
+        #: whether claimed slots whose RANK cannot beat their CurrentRank are settled (``settled_claim``)
         self.settle_claims = settle_claims and not live_names and never_true(policy_nodes.get("preq"))
         self.full_of: list[FullClass | None] = []
         for i, ad in enumerate(self.ads):
@@ -319,14 +333,9 @@ class SlotTable:
         if m is None:
             m = MatchClass(len(self.match_classes), mkey, ad)
             self.match_classes[mkey] = m
-        exprs = ad._exprs
-        current = None
-        if "preemptingrank" in exprs:
-            current = number(ad.evaluate("PreemptingRank", self.context))
-        if current is None:
-            current = (number(ad.evaluate("CurrentRank", self.context)) if "currentrank" in exprs else None) or 0.0
+        current = current_rank(ad, self.context)
         if remote is not None and self.settle_claims and self.cp_resources[i] is None \
-                and self._settled(ad, current):
+                and self.settled_claim(ad, current):
             held = self._settled_class(m, ad, remote)
             held.slots.append(i)
             m.left += 1
@@ -346,7 +355,7 @@ class SlotTable:
         return f
 
     @staticmethod
-    def _settled(ad: ClassAd, current: float) -> bool:
+    def settled_claim(ad: ClassAd, current: float) -> bool:
         """Whether claimed slot ``ad`` (whose CurrentRank, or PreemptingRank, is ``current``) can
         be preempted by no job: its RANK is absent or a literal not above ``current`` (no rank
         preemption: the HTCondor manual's "Negotiation" needs RANK strictly above it), and the
