@@ -53,6 +53,22 @@ def needs_fast_poll(startd: Startd) -> bool:
                or s.state is State.BACKFILL or s.condor_load > 0 for s in startd.slots)
 
 
+def _sample(startd: Startd, slot: Slot) -> float:
+    """The load sample a poll pushes for ``slot``: its job's share of the load, or 0."""
+    readings = startd.readings
+    return readings.condor_load.get(slot.name, readings.condor_load.get(slot.id_str, 0.0)) if slot.has_job() else 0.0
+
+
+def loads_steady(startd: Startd) -> bool:
+    """Whether ``compute_machine`` would leave every load as it is: each slot's queue of samples
+    holds only the sample it would push next."""
+    for slot in startd.slots:
+        queue = slot.load_samples
+        if queue.count(_sample(startd, slot)) != LOAD_QUEUE_SIZE:
+            return False
+    return True
+
+
 def compute_machine(startd: Startd, now: float) -> None:
     readings = startd.readings
     total = max(0.0, readings.load_avg)
@@ -64,8 +80,7 @@ def compute_machine(startd: Startd, now: float) -> None:
     scale = max(float(ncpus), total) / ncpus
     condor_total = 0.0
     for slot in startd.slots:
-        sample = readings.condor_load.get(slot.name, readings.condor_load.get(slot.id_str, 0.0)) \
-            if slot.has_job() else 0.0
+        sample = _sample(startd, slot)
         slot.load_samples.extend([sample] * pushes)
         mean = sum(slot.load_samples) / LOAD_QUEUE_SIZE
         slot.condor_load = min(mean * scale, total)

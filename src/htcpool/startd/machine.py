@@ -58,6 +58,7 @@ from htcpool.startd.evaluation import suggest
 from htcpool.startd.handlers import HANDLERS
 from htcpool.startd.layout import Inventory, ResourceConstraintError, SlotSpec, build_layout
 from htcpool.startd.policy import CompiledPolicy, Evaluator, compile_policy, parse
+from htcpool.startd.quiet import QuietSpell, quiet_spell
 from htcpool.startd.retirement import kill_claim, retirement_left
 from htcpool.startd.settings import StartdSettings
 from htcpool.startd.slot import PARTITIONABLE, STATIC, DyingStarter, Slot
@@ -103,9 +104,12 @@ class Startd:
         self.cross_attrs: set[str] = set()
         #: slots the periodic poll may skip until something happens to the machine (``settle``)
         self.settled: set[Slot] = set()
+        #: while every slot is settled and nothing moves, what a poll still changes (``quiet``)
+        self._quiet: QuietSpell | None = None
         self._seq = 0
         self._actions: list[Action] = []
         self._next_poll = now
+        self._poll_interval = 0.0
         self._next_update = now
         self._ctx = EvalContext(clock=fixed_clock(now), local_zone=local_zone)
         self.backfill_enabled = settings.enable_backfill and bool(settings.backfill_system)
@@ -182,6 +186,7 @@ class Startd:
         """Process one message; returns the actions it causes."""
         self._set_now(now)
         self.settled.clear()
+        self._quiet = None
         handler: Callable[[Startd, Any, float], None] | None = HANDLERS.get(type(message))
         if handler is None:
             raise StartdUsageError(f"unknown message {type(message).__name__}")
@@ -191,6 +196,11 @@ class Startd:
     def handle_timer(self, now: float) -> list[Action]:
         """Fire every timer due at ``now``, then poll if a poll is due."""
         self._set_now(now)
+        spell = self._quiet
+        if spell is not None and self._next_poll <= now < spell.until and now < self._next_update:
+            self._quiet_poll(now, spell)
+            return []
+        self._quiet = None
         for slot in list(self.slots):
             if not self.is_live(slot):
                 continue
@@ -222,9 +232,21 @@ class Startd:
             if gone.killing_deadline is not None and now >= gone.killing_deadline:
                 gone.killing_deadline = None
                 self.emit(KillStarterFamily(gone.slot_name, gone.claim_id))
-        if now >= self._next_poll:
+        polled = now >= self._next_poll
+        if polled:
             self._poll(now, incremental=True)
-        return self._flush(now)
+        out = self._flush(now)
+        if polled and not out:
+            self._quiet = quiet_spell(self, self._poll_interval)
+        return out
+
+    def _quiet_poll(self, now: float, spell: QuietSpell) -> None:
+        """A due poll of a quiet machine (``quiet``): what ``_poll`` would change, and no more."""
+        self.last_load_time = now
+        for slot in self.slots:
+            slot.accounted_at = now
+        self.drain_totals.expected_at = None
+        self._next_poll = now + spell.interval
 
     def next_deadline(self) -> float | None:
         """The earliest time ``handle_timer`` has something to do."""
@@ -241,6 +263,7 @@ class Startd:
         """Recompute machine values and evaluate every slot's policy now."""
         self._set_now(now)
         self.settled.clear()
+        self._quiet = None
         self._poll(now)
         return self._flush(now)
 
@@ -411,6 +434,7 @@ class Startd:
     def poll(self, now: float) -> None:
         """Recompute machine values, publish every slot and evaluate every slot's policy."""
         self.settled.clear()
+        self._quiet = None
         self._poll(now)
 
     def _poll(self, now: float, incremental: bool = False) -> None:
@@ -434,6 +458,7 @@ class Startd:
         self.settled = set() if acted else {s for s in settled if self.is_live(s)}
         check_drain(self, now)
         interval = self.settings.polling_interval if dynamic.needs_fast_poll(self) else self.settings.update_interval
+        self._poll_interval = interval
         self._next_poll = now + interval
         if now >= self._next_update:
             self._next_update = now + self.settings.update_interval
