@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from htcpool.protocol.startd import Action, ActivateClaim, RequestClaim, SensorReadings
+from htcpool.protocol.startd import Action, ActivateClaim, Alive, RequestClaim, SensorReadings
 from htcpool.startd import Startd, dynamic
 from htcpool.startd import machine as machine_module
 from tests.startd.helpers import finish, job, make_startd, run_job
@@ -41,6 +41,10 @@ def _run_dynamic(cluster: int, **attrs: Any) -> Callable[[Startd, float], list[A
         (new,) = [x for x in s.slots if x.name not in before]
         return out + s.handle(ActivateClaim(new.claim.id, request), t)
     return step
+
+
+def _alive(slot: str) -> Callable[[Startd, float], list[Action]]:
+    return lambda s, t: s.handle(Alive(s.slot(slot).claim.id), t)
 
 
 def _finish(slot: str) -> Callable[[Startd, float], list[Action]]:
@@ -100,6 +104,10 @@ SCENARIOS: dict[str, tuple[str, int, list[Step], float]] = {
     "a lease that runs out in a quiet spell": (STATIC, 2, [
         (10, _run("slot1", 1, JobLeaseDuration=1240)),  # runs out at 1250, when a poll is due too
     ], 2000),
+    "keep-alives renewing a lease in quiet spells": (STATIC, 2, [
+        (10, _run("slot1", 1, JobLeaseDuration=300)),
+        *[(float(t), _alive("slot1")) for t in range(250, 1900, 240)],  # the last renewal runs out at 2040
+    ], 2400),
     "a policy that reads the clock never goes quiet": (STATIC + "PREEMPT = time() > 1500\nWANT_VACATE = false\n", 1, [
         (10, _run("slot1", 1)),
     ], 2000),

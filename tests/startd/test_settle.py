@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from htcpool.protocol.startd import Action, SensorReadings
+from htcpool.protocol.startd import Action, Alive, SensorReadings
 from htcpool.startd import Startd, settle
 from tests.startd.helpers import job, make_startd, pair, run_job
 
@@ -65,6 +65,9 @@ def test_settling_changes_no_decision() -> None:
         trace += _poll_until(s, 1300)
         trace += [(1301.0, a) for a in s.handle(SensorReadings(load_avg=0.0, keyboard_idle=0.0), 1301)]
         trace += _poll_until(s, 1700)
+        for t in range(1702, 2400, 37):  # the schedd's keep-alives: they leave the slots settled
+            trace += [(float(t), a) for a in s.handle(Alive(s.slot("slot1").claim.id), t)]
+            trace += _poll_until(s, t + 30)
         monkeypatch.undo()
         return [f"{t} {a!r}" for t, a in trace], [x.ad for x in s.slots]
 
@@ -74,6 +77,20 @@ def test_settling_changes_no_decision() -> None:
         full = drive(False, mp)
     assert any("SendAd" in line for line in settled[0])  # the update interval sent ads
     assert settled[0] == full[0]  # the same actions, the ads they carry included
+
+
+def test_a_keep_alive_leaves_the_slots_settled() -> None:
+    """``Alive`` only moves a claim's lease: the next poll still skips the settled slots; a
+    message that changes the machine does not."""
+    s = make_startd(NOBENCH, cpus=2)
+    run_job(s, "slot1", job(JobLeaseDuration=600), 10)
+    _poll_until(s, 310)
+    assert {x.id_str for x in s.settled} == {"slot1", "slot2"}
+    s.handle(Alive(s.slot("slot1").claim.id), 311)
+    assert {x.id_str for x in s.settled} == {"slot1", "slot2"}
+    assert s.slot("slot1").claim.lease_expires == 911
+    s.handle(SensorReadings(load_avg=0.0), 312)
+    assert not s.settled
 
 
 def test_what_settles() -> None:

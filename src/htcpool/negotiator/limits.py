@@ -45,6 +45,11 @@ def parse_limits(text: str) -> list[tuple[str, float]]:
     return out
 
 
+#: what a slot ad says it consumes: its job's limits, a pending preemptor's, a match's (when Matched)
+_LIMIT_ATTRS = (("concurrencylimits", "ConcurrencyLimits"), ("preemptingconcurrencylimits", "PreemptingConcurrencyLimits"),
+                ("matchedconcurrencylimits", "MatchedConcurrencyLimits"))
+
+
 class ConcurrencyLimits:
     """The cycle's counts of every concurrency limit, and the caps they are checked against."""
 
@@ -73,13 +78,12 @@ class ConcurrencyLimits:
         evaluated in the cycle's ``context``."""
         self.counts.clear()
         for ad in slots:
-            attrs = ["ConcurrencyLimits", "PreemptingConcurrencyLimits"]
-            if literal(ad, "State", context) == "Matched":
-                attrs.append("MatchedConcurrencyLimits")
-            for attr in attrs:
-                v = literal(ad, attr, context)
-                if type(v) is str:
-                    self.add(v)
+            exprs = ad._exprs  # most slots define none of the three: looked up before evaluating
+            for key, attr in _LIMIT_ATTRS:
+                if key in exprs and (key != "matchedconcurrencylimits" or literal(ad, "State", context) == "Matched"):
+                    v = literal(ad, attr, context)
+                    if type(v) is str:
+                        self.add(v)
 
     def exhausted(self, text: str) -> str | None:
         """The first limit of ``text`` that a job consuming it would take past its cap, or None."""

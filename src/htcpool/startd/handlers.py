@@ -330,6 +330,10 @@ def on_cancel_drain(startd: Startd, msg: CancelDrain, now: float) -> None:
     startd.emit(DrainReply(ok, msg.request_id or "", "" if ok else "no matching drain in progress"))
 
 
+#: messages that change nothing a slot's policy or ad reads (``Alive`` moves a claim's lease, a timer
+#: of the machine): the periodic poll goes on skipping the settled slots after them (``settle``)
+KEEPS_SETTLED: frozenset[type] = frozenset({Alive})
+
 HANDLERS: dict[type, Callable[[Startd, Any, float], None]] = {
     SensorReadings: on_sensors,
     MatchNotification: on_match,

@@ -55,7 +55,7 @@ from htcpool.startd.claim_ids import ClaimSecrets, make_claim_id, seeded_secrets
 from htcpool.startd.drain import DrainState, DrainTotals, check_drain, drain_completion
 from htcpool.startd.errors import StartdUsageError
 from htcpool.startd.evaluation import suggest
-from htcpool.startd.handlers import HANDLERS
+from htcpool.startd.handlers import HANDLERS, KEEPS_SETTLED
 from htcpool.startd.layout import Inventory, ResourceConstraintError, SlotSpec, build_layout
 from htcpool.startd.policy import CompiledPolicy, Evaluator, compile_policy, parse
 from htcpool.startd.quiet import QuietSpell, quiet_spell
@@ -185,8 +185,10 @@ class Startd:
     def handle(self, message: Message, now: float) -> list[Action]:
         """Process one message; returns the actions it causes."""
         self._set_now(now)
-        self.settled.clear()
-        self._quiet = None
+        if type(message) not in KEEPS_SETTLED:
+            self.settled.clear()
+            # a quiet spell ends too; one that outlives a renewed lease ends at the old lease time
+            self._quiet = None
         handler: Callable[[Startd, Any, float], None] | None = HANDLERS.get(type(message))
         if handler is None:
             raise StartdUsageError(f"unknown message {type(message).__name__}")

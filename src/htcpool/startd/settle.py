@@ -9,6 +9,9 @@ changes no decision:
 * Only a poll's own evaluation is skipped. Every message and every timer other than the poll
   (a claim, an activation, a lease, a vacate deadline …) unsettles every slot of the machine, and
   so does a transition, so a slot is evaluated again at the first poll after anything happened.
+  The one exception is the schedd's keep-alive (``Alive``, ``handlers.KEEPS_SETTLED``): it moves
+  a claim's lease, which no policy and no ad reads, and comes every ``ALIVE_INTERVAL`` for every
+  claim (on a busy machine, most of its messages).
 * A slot settles only after an evaluation that asked for nothing, in a state whose decisions
   depend on the policy knobs alone (``POLICY_READS``: Claimed/Busy, Unclaimed/Idle, Owner/Idle),
   outside a drain or a shutdown and with no preempting claim pending; Retiring, Suspended,
