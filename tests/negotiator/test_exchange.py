@@ -80,3 +80,22 @@ def test_a_match_without_a_claim_id_or_an_address_is_dropped() -> None:
     assert match_messages(_match("s1"), {"s1": slot("s1", MyAddress="http://startd")}) is None
     assert match_messages(_match("s1"), {"s1": slot("s1", ClaimId="<own>")}) is None
     assert match_messages(_match("missing"), {}) is None
+
+
+def test_matched_slots_are_the_ads_the_matches_name() -> None:
+    """Only the matched slots and the dynamic slots they free, read off literal names (or
+    evaluated names); of two ads with one name the later wins, as a dict built over all would."""
+    from htcpool.classad import ClassAd, ExprTree
+    from htcpool.negotiator.exchange import matched_slots
+    from htcpool.negotiator.outcomes import Match, PreemptState
+
+    first, later = ClassAd({"Name": "a@m", "N": 1}), ClassAd({"Name": "a@m", "N": 2})
+    computed = ClassAd({"Base": "p@m"})
+    computed["Name"] = ExprTree('strcat("d1_", Base)')
+    other = ClassAd({"Name": "b@m"})
+    matches = [Match("u@d", "schedd", (1, 0), "a@m", PreemptState.NONE, 1.0, ""),
+               Match("u@d", "schedd", (2, 0), "p@m", PreemptState.RANK, 1.0, "", preempted_dslots=("d1_p@m",))]
+    found = matched_slots([first, computed, other, later], matches)
+    assert found.keys() == {"a@m", "d1_p@m"}
+    assert found["a@m"] is later and found["d1_p@m"] is computed
+    assert matched_slots([first, other], []) == {}

@@ -66,3 +66,36 @@ def test_random_changes_match_the_walk() -> None:
             setattr(claim, field, value)
         assert table.earliest() == walked(table), f"step {step}"
     assert table.entries <= 4 * len(table) + 65  # stale entries are dropped, not hoarded
+
+
+def reserved_walk(table: ClaimTable[Claim]) -> set[object]:
+    """What the schedd walked every claim for before the table kept it: the jobs activated or run."""
+    return {c.job for c in table.values() if c.job is not None and c.state in (ClaimState.ACTIVATING, ClaimState.BUSY)}
+
+
+def test_reserved_jobs_match_the_walk_over_random_changes() -> None:
+    rng = random.Random(11)
+    table: ClaimTable[Claim] = ClaimTable()
+    states = list(ClaimState)
+    gone: list[Claim] = []
+    for step in range(20_000):
+        op = rng.random()
+        ids = list(table)
+        job = (rng.randrange(30), 0) if rng.random() < 0.8 else None
+        if op < 0.15 or not ids:
+            cid = f"c{rng.randrange(60)}"  # sometimes replaces a held claim
+            table[cid] = Claim(cid, ClassAd(), "u@d", job, state=rng.choice(states))
+        elif op < 0.22:
+            gone.append(table.pop(rng.choice(ids)))
+        elif op < 0.27:
+            del table[rng.choice(ids)]
+        elif op < 0.30 and gone:
+            rng.choice(gone).state = rng.choice(states)  # a claim no longer held changes nothing
+        else:
+            claim = table[rng.choice(ids)]
+            if rng.random() < 0.5:
+                claim.state = rng.choice(states)
+            else:
+                claim.job = job
+        assert set(table.reserved_jobs()) == reserved_walk(table), f"step {step}"
+    assert table.pop("nothing", None) is None

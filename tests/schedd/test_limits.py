@@ -7,7 +7,12 @@ import pytest
 
 from htcpool.protocol import FetchRequests, Ok, Submit
 from htcpool.schedd import SubmitRejected, settings_from_config
-from htcpool.schedd.limits import QueueLimits, running_scheduler_jobs_limit, start_capacity
+from htcpool.schedd.limits import (
+    QueueLimits,
+    may_start_more,
+    running_scheduler_jobs_limit,
+    start_capacity,
+)
 from tests.schedd.helpers import T0, job, match, run, schedd, submit
 
 
@@ -64,8 +69,20 @@ def test_max_jobs_running_caps_the_offer_and_refuses_matches_at_the_limit() -> N
     assert core.handle(FetchRequests(()), T0).reply.ads == ()
     assert match(core, (1, 1), "c2").reply == Ok("match not taken: MAX_JOBS_RUNNING reached")
     assert "c2" not in core.claims.claims
+    assert not may_start_more(core)
     core.queue.remove((1, 0), None, T0)
     assert start_capacity(core) == 1
+    assert may_start_more(core)  # as many claims as the limit, one without a job in the queue: counted
+
+
+def test_fewer_claims_than_the_limit_leave_room_without_counting(monkeypatch: pytest.MonkeyPatch) -> None:
+    import htcpool.schedd.limits as limits_module
+
+    core = limited(max_jobs_running=2)
+    submit(core, "", "")
+    run(core, (1, 0))
+    monkeypatch.setattr(limits_module, "jobs_starting_or_running", lambda schedd: pytest.fail("counted"))
+    assert may_start_more(core)
 
 
 def test_max_jobs_running_zero_starts_nothing() -> None:

@@ -295,8 +295,8 @@ class NegotiationCycle:
             shape = facts(s).expression_shape()
             if shape not in seen:
                 seen.add(shape)
-                own, other = whole_closure(shape, s)
-                read |= own | other
+                slot_own, slot_other = whole_closure(shape, s)
+                read |= slot_own | slot_other
         own, other = closure(ClassAd(), [ExprTree(e).node for e in (pol.preemption_requirements, pol.preemption_rank)])
         live = LIVE_SLOT_ATTRS | LIVE_REQUEST_ATTRS
         return read.isdisjoint(DECORATION_NAMES) and read.isdisjoint(live) and live.isdisjoint(own | other)

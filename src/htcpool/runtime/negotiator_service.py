@@ -55,6 +55,7 @@ from htcpool.negotiator import (
 from htcpool.negotiator.exchange import (
     fetch_request,
     match_messages,
+    matched_slots,
     submitter_entries,
     submitters_by_schedd,
 )
@@ -213,7 +214,7 @@ class NegotiatorService:
         if outcome.groups is not None:
             self.groups = outcome.groups
         self.accountant.commit()
-        by_name = {str(s.get("Name")): s for s in slots}
+        by_name = matched_slots(slots, outcome.result.matches)
         handed_out: set[str] = set()  # the ClaimIdList entries this cycle's matches took
         for match in outcome.result.matches:
             messages = match_messages(match, by_name, handed_out)

@@ -47,6 +47,7 @@ macros ``CLAIM_WORKLIFE``, ``ALIVE_INTERVAL``, ``MAX_CLAIM_ALIVES_MISSED``):
 
 from __future__ import annotations
 
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -170,13 +171,28 @@ class Claim:
     def watch(self, table: Watcher) -> None:
         self.table = table
 
+    def reserves(self) -> JobId | None:
+        """The job this claim holds for running: while it activates or runs it."""
+        return self.job if self.job is not None and self.state in _RESERVING else None
+
     def __setattr__(self, name: str, value: object) -> None:
-        object.__setattr__(self, name, value)
-        if name in _DEADLINE_FIELDS and self.table is not None:
-            self.table.touched(self)
+        table = self.__dict__.get("table")
+        if table is None:
+            object.__setattr__(self, name, value)
+            return
+        if name in _RESERVE_FIELDS:
+            before = self.reserves()
+            object.__setattr__(self, name, value)
+            table.reserve_moved(self, before)
+        else:
+            object.__setattr__(self, name, value)
+        if name in _DEADLINE_FIELDS:
+            table.touched(self)
 
 
 _DEADLINE_FIELDS = frozenset({"state", "last_heard", "lease", "next_alive", "keep_idle_until"})
+_RESERVE_FIELDS = frozenset({"state", "job"})
+_RESERVING = frozenset({ClaimState.ACTIVATING, ClaimState.BUSY})
 
 
 def negotiated_attributes(group: str, negotiating_group: str,
@@ -242,9 +258,9 @@ class ClaimManager:
     def _default_lease(self) -> float:
         return self.settings.max_claim_alives_missed * self.alive_interval
 
-    def _reserved(self) -> set[JobId]:
-        return {c.job for c in self.claims.values()
-                if c.job is not None and c.state in (ClaimState.ACTIVATING, ClaimState.BUSY)}
+    def _reserved(self) -> AbstractSet[JobId]:
+        """The jobs a claim activates or runs (kept by the claims table, not walked for)."""
+        return self.claims.reserved_jobs()  # type: ignore[return-value]
 
     # -- from the negotiator
     def match(self, slot_ad: ClassAd, claim_id: str, job_id: JobId, now: float,
@@ -386,7 +402,7 @@ class ClaimManager:
             self.queue.vacate(claim.job, None, now, reason)
         claim.job = None
 
-    def _can_use(self, claim: Claim, job_id: JobId, reserved: set[JobId], context: EvalContext) -> bool:
+    def _can_use(self, claim: Claim, job_id: JobId, reserved: AbstractSet[JobId], context: EvalContext) -> bool:
         if job_id in reserved or job_id not in self.queue.jobs:
             return False
         job = self.queue.jobs[job_id]

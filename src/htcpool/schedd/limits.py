@@ -110,6 +110,14 @@ def jobs_starting_or_running(schedd: Schedd) -> int:
     return count
 
 
+def may_start_more(schedd: Schedd) -> bool:
+    """Whether ``MAX_JOBS_RUNNING`` leaves room for one more job (``start_capacity`` above 0).
+    Fewer claims than the limit cannot hold as many jobs, which answers without counting them."""
+    if len(schedd.claims.claims) < schedd.settings.limits.max_jobs_running:
+        return True
+    return start_capacity(schedd) > 0
+
+
 def start_capacity(schedd: Schedd) -> int:
     """How many more jobs may start on execute points under ``MAX_JOBS_RUNNING`` (never negative)."""
     return max(0, schedd.settings.limits.max_jobs_running - jobs_starting_or_running(schedd))
@@ -134,4 +142,5 @@ def limits_from_config(get: Callable[[str], str | None], problems: list[str]) ->
 
 
 __all__ = ["TABLE_DEFAULTS", "OwnerCounts", "QueueLimits", "check_submission", "jobs_starting_or_running",
+           "may_start_more",
            "limits_from_config", "running_scheduler_jobs_limit", "start_capacity"]

@@ -8,7 +8,7 @@ Rules (the deferral rule itself is ``htcpool.deferral.ready_to_offer``):
   jobs (the schedd runs those itself: ``localjobs``), and deferred jobs not yet due
   (``now + SCHEDD_INTERVAL >= DeferralTime - DeferralPrepTime``) or whose deferral
   cannot be evaluated at all (the queue's timer reports those).
-* ``MAX_JOBS_RUNNING`` (``limits.start_capacity``): at the limit no job is offered and
+* ``MAX_JOBS_RUNNING`` (``limits.may_start_more``): at the limit no job is offered and
   no match or leftovers are taken.
 * ``MatchInfo`` is taken only for a job still Idle and a claim id the schedd does not
   hold yet; the schedd then asks the slot's startd (its ``MyAddress``, required) for
@@ -40,7 +40,7 @@ from htcpool.protocol import FetchRequests, IdleJobs, MatchInfo, Ok
 from htcpool.protocol.startd import ActivateClaim, ClaimReply, RequestClaim
 from htcpool.schedd.claims import ClaimAction, negotiated_attributes
 from htcpool.schedd.errors import BadRequest, ScheddError
-from htcpool.schedd.limits import start_capacity
+from htcpool.schedd.limits import may_start_more
 from htcpool.schedd.states import JobStatus
 from htcpool.schedd.store import JobId
 
@@ -79,7 +79,7 @@ def on_fetch_requests(schedd: Schedd, message: FetchRequests, now: float) -> Idl
     submitters: list[str] = []
     ads: list[ClassAd] = []
     reserved = jobs_on_claims(schedd)
-    if start_capacity(schedd) <= 0:  # MAX_JOBS_RUNNING reached (``limits``): nothing to offer
+    if not may_start_more(schedd):  # MAX_JOBS_RUNNING reached (``limits``): nothing to offer
         return IdleJobs((), ())
     for submitter in schedd.queue.submitters():
         if wanted and submitter not in wanted:
@@ -99,7 +99,7 @@ def on_match(schedd: Schedd, message: MatchInfo, now: float) -> Ok:
     if job_id not in queue.jobs or queue.status(job_id) != JobStatus.IDLE \
             or message.claim_id in schedd.claims.claims:
         return Ok("match not taken")
-    if start_capacity(schedd) <= 0:
+    if not may_start_more(schedd):
         return Ok("match not taken: MAX_JOBS_RUNNING reached")
     schedd.startd_addresses[message.claim_id] = address
     try:
@@ -115,7 +115,7 @@ def on_match(schedd: Schedd, message: MatchInfo, now: float) -> Ok:
 def claim_leftovers(schedd: Schedd, reply: ClaimReply, submitter: str, now: float) -> None:
     """Claim the leftovers of a partitionable slot for the submitter's next job, if one fits."""
     leftovers = reply.leftovers
-    if not schedd.settings.claim_partitionable_leftovers or leftovers is None or start_capacity(schedd) <= 0:
+    if not schedd.settings.claim_partitionable_leftovers or leftovers is None or not may_start_more(schedd):
         return
     claim_id, address = leftovers.get("ClaimId"), leftovers.get("MyAddress")
     if not isinstance(claim_id, str) or not isinstance(address, str) or claim_id in schedd.claims.claims:
