@@ -392,11 +392,18 @@ class Accountant:
         context = EvalContext(clock=fixed_clock(now))
         weigh = SlotWeigher(self.policy, context)
         discount = self.policy.discount_suspended_resources
+        elapsed = self._elapsed(now)
+        #: per customer, the records a charge of theirs adds to (``_charge``), looked up once
+        targets: dict[str, tuple[list[CustomerRecord], list[CustomerRecord]]] = {}
         for i, slot in enumerate(slots):
             if is_claimed(slot, discount, context):
                 customer = remote_user_of(slot, context)
                 assert customer is not None
-                self._charge(customer, weigh(slot) if weights is None else weights[i], now)
+                weight = weigh(slot) if weights is None else weights[i]
+                charged = targets.get(customer)
+                if charged is None:
+                    charged = targets[customer] = self._targets(customer)
+                self._add(charged, weight, elapsed)
         self.commit()
 
     def add_match(self, customer: str, weight: float, now: float) -> None:
@@ -404,24 +411,39 @@ class Accountant:
         self._charge(customer, weight, now)
 
     def _charge(self, customer: str, weight: float, now: float) -> None:
-        elapsed = max(0.0, math.floor(now) - self.last_update_time) if self.last_update_time else 0.0
+        self._add(self._targets(customer), weight, self._elapsed(now))
+
+    def _elapsed(self, now: float) -> float:
+        return max(0.0, math.floor(now) - self.last_update_time) if self.last_update_time else 0.0
+
+    def _targets(self, customer: str) -> tuple[list[CustomerRecord], list[CustomerRecord]]:
+        """The records a charge of ``customer`` adds to: the customer's and its group's, and the
+        group and its parents for the hierarchical usage (created on first use, in that order)."""
         group = customer if "@" not in customer else self.assigned_group(customer)
-        targets = [self.record(customer)]
+        direct = [self.record(customer)]
         if group != customer:
-            targets.append(self.record(group))
-        for rec in targets:
+            direct.append(self.record(group))
+        for rec in direct:
+            self._dirty.add(rec.name)
+        if group == ROOT_GROUP:
+            return direct, [self.record(ROOT_GROUP)]
+        parts = group.split(".")
+        hier = []
+        for i in range(len(parts), 0, -1):
+            hier.append(self.record(".".join(parts[:i])))
+            self._dirty.add(".".join(parts[:i]))
+        return direct, hier
+
+    @staticmethod
+    def _add(targets: tuple[list[CustomerRecord], list[CustomerRecord]], weight: float, elapsed: float) -> None:
+        direct, hier = targets
+        for rec in direct:
             rec.resources_used += 1
             rec.weighted_resources_used += weight
             rec.uncharged_time -= elapsed
             rec.weighted_uncharged_time -= elapsed * weight
-            self._dirty.add(rec.name)
-        if group == ROOT_GROUP:
-            self.record(ROOT_GROUP).hier_weighted_resources_used += weight
-        else:
-            parts = group.split(".")
-            for i in range(len(parts), 0, -1):
-                self.record(".".join(parts[:i])).hier_weighted_resources_used += weight
-                self._dirty.add(".".join(parts[:i]))
+        for rec in hier:
+            rec.hier_weighted_resources_used += weight
 
     # ----------------------------------------------------------- reporting
     def usage_by_name(self) -> Mapping[str, float]:
