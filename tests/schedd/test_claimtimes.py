@@ -73,7 +73,7 @@ def reserved_walk(table: ClaimTable[Claim]) -> set[object]:
     return {c.job for c in table.values() if c.job is not None and c.state in (ClaimState.ACTIVATING, ClaimState.BUSY)}
 
 
-def test_reserved_jobs_match_the_walk_over_random_changes() -> None:
+def test_reserved_and_held_jobs_match_the_walk_over_random_changes() -> None:
     rng = random.Random(11)
     table: ClaimTable[Claim] = ClaimTable()
     states = list(ClaimState)
@@ -98,4 +98,5 @@ def test_reserved_jobs_match_the_walk_over_random_changes() -> None:
             else:
                 claim.job = job
         assert set(table.reserved_jobs()) == reserved_walk(table), f"step {step}"
+        assert set(table.held_jobs()) == {c.job for c in table.values() if c.job is not None}, f"step {step}"
     assert table.pop("nothing", None) is None

@@ -181,9 +181,9 @@ class Claim:
             object.__setattr__(self, name, value)
             return
         if name in _RESERVE_FIELDS:
-            before = self.reserves()
+            before = (self.job, self.reserves())
             object.__setattr__(self, name, value)
-            table.reserve_moved(self, before)
+            table.jobs_moved(self, before)
         else:
             object.__setattr__(self, name, value)
         if name in _DEADLINE_FIELDS:

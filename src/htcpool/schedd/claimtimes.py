@@ -8,10 +8,11 @@ decides the deadline changes (``Claim`` tells its table). Entries are never upda
 ``earliest`` drops, from the top, those of claims that left the table or whose deadline has moved
 since, so what it returns is exactly the minimum of every held claim's deadline.
 
-The table also keeps which jobs its claims reserve (a claim activating or running a job): the
-schedd asks for that set each time it places a job on a claim, and a walk over every claim for
-it cost a millisecond per job on a 10,000-slot pool. A claim tells the table when its job or
-state changes, with what it reserved before.
+The table also keeps which jobs its claims hold, and which they reserve (a claim activating or
+running a job): the schedd asks for those sets each time it places a job on a claim or offers
+jobs to the negotiator, and a walk over every claim for them cost a millisecond each time on a
+10,000-slot pool. A claim tells the table when its job or state changes, with what it held and
+reserved before.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ class Watcher(Protocol):
 
     def touched(self, claim: Any) -> None: ...
 
-    def reserve_moved(self, claim: Any, before: Hashable | None) -> None: ...
+    def jobs_moved(self, claim: Any, before: tuple[Hashable | None, Hashable | None]) -> None: ...
 
 
 class Timed(Protocol):
@@ -47,6 +48,11 @@ class Timed(Protocol):
         """The job this claim holds for running (activating it or running it), or None."""
         ...
 
+    @property
+    def job(self) -> Hashable | None:
+        """The job the claim holds, in whatever state (requested for it, running it …), or None."""
+        ...
+
 
 T = TypeVar("T", bound=Timed)
 
@@ -58,22 +64,26 @@ class ClaimTable(dict[str, T]):
         super().__init__()
         self._heap: list[tuple[float, int, str]] = []
         self._seq = itertools.count()
-        #: job → how many held claims reserve it (``Timed.reserves``)
+        #: job → how many held claims reserve it (``Timed.reserves``), and how many hold it at all
         self._reserved: dict[Hashable, int] = {}
+        self._held: dict[Hashable, int] = {}
 
     def __setitem__(self, claim_id: str, claim: T) -> None:
         old = self.get(claim_id)
         if old is not None:
-            self._unreserve(old.reserves())
+            self._drop(self._held, old.job)
+            self._drop(self._reserved, old.reserves())
         super().__setitem__(claim_id, claim)
         claim.watch(self)
-        self._reserve(claim.reserves())
+        self._add(self._held, claim.job)
+        self._add(self._reserved, claim.reserves())
         self.touched(claim)
 
     def __delitem__(self, claim_id: str) -> None:
         claim = self[claim_id]
         super().__delitem__(claim_id)
-        self._unreserve(claim.reserves())
+        self._drop(self._held, claim.job)
+        self._drop(self._reserved, claim.reserves())
 
     def pop(self, claim_id: str, *default: Any) -> Any:
         if claim_id not in self:
@@ -88,26 +98,35 @@ class ClaimTable(dict[str, T]):
         """The jobs the held claims reserve, kept as claims change rather than walked for."""
         return self._reserved.keys()
 
-    def reserve_moved(self, claim: T, before: Hashable | None) -> None:
-        """``claim`` reserved ``before``; what it reserves now may differ."""
+    def held_jobs(self) -> KeysView[Hashable]:
+        """The jobs the held claims hold in any state, kept likewise."""
+        return self._held.keys()
+
+    def jobs_moved(self, claim: T, before: tuple[Hashable | None, Hashable | None]) -> None:
+        """``claim`` held and reserved the jobs ``before``; what it holds now may differ."""
         if self.get(claim.claim_id) is not claim:
             return
-        after = claim.reserves()
-        if after != before:
-            self._unreserve(before)
-            self._reserve(after)
+        held, reserved = claim.job, claim.reserves()
+        if held != before[0]:
+            self._drop(self._held, before[0])
+            self._add(self._held, held)
+        if reserved != before[1]:
+            self._drop(self._reserved, before[1])
+            self._add(self._reserved, reserved)
 
-    def _reserve(self, job: Hashable | None) -> None:
+    @staticmethod
+    def _add(counts: dict[Hashable, int], job: Hashable | None) -> None:
         if job is not None:
-            self._reserved[job] = self._reserved.get(job, 0) + 1
+            counts[job] = counts.get(job, 0) + 1
 
-    def _unreserve(self, job: Hashable | None) -> None:
+    @staticmethod
+    def _drop(counts: dict[Hashable, int], job: Hashable | None) -> None:
         if job is not None:
-            left = self._reserved[job] - 1
+            left = counts[job] - 1
             if left:
-                self._reserved[job] = left
+                counts[job] = left
             else:
-                del self._reserved[job]
+                del counts[job]
 
     def touched(self, claim: T) -> None:
         """``claim``'s deadline may have moved: remember its current one."""

@@ -30,6 +30,7 @@ Rules (the deferral rule itself is ``htcpool.deferral.ready_to_offer``):
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from collections.abc import Set as AbstractSet
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -51,12 +52,14 @@ if TYPE_CHECKING:
 _JOB_FIELD: dict[type, str] = {RequestClaim: "request", ActivateClaim: "job"}
 
 
-def jobs_on_claims(schedd: Schedd) -> set[JobId]:
-    """Jobs a claim holds or is being requested for: not to be offered again."""
-    return {c.job for c in schedd.claims.claims.values() if c.job is not None}
+def jobs_on_claims(schedd: Schedd) -> AbstractSet[JobId]:
+    """Jobs a claim holds or is being requested for: not to be offered again (kept by the claims
+    table as claims change, not walked for)."""
+    return schedd.claims.claims.held_jobs()  # type: ignore[return-value]
 
 
-def offerable(schedd: Schedd, submitter: str, now: float, reserved: set[JobId] | None = None) -> Iterator[JobId]:
+def offerable(schedd: Schedd, submitter: str, now: float,
+              reserved: AbstractSet[JobId] | None = None) -> Iterator[JobId]:
     """The submitter's idle jobs that may be offered now, best first, found as they are
     needed (``reserved``: the jobs on claims, when the caller has them)."""
     reserved = jobs_on_claims(schedd) if reserved is None else reserved
