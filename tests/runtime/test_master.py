@@ -161,6 +161,23 @@ def test_off_on_and_restart_of_one_daemon(tmp_path: Path) -> None:
     run(test)
 
 
+def test_a_restart_of_every_daemon_stops_them_all_then_starts_the_collector_first(tmp_path: Path) -> None:
+    """condor_restart of the pool: the daemons go in the stop order and come back in the start
+    order, so no daemon's first ads go to a collector that is about to stop."""
+    async def test() -> None:
+        m = Master(tmp_path)
+        await m.service.start()
+        m.spawner.started.clear()
+        assert await m.service.handle(DaemonCommand(Command.RESTART, How.GRACEFUL)) == Ok()
+        assert m.spawner.signalled == ["schedd", "negotiator", "collector"]
+        assert [n for n, _ in m.spawner.started] == ["collector", "negotiator", "schedd"]
+        status = await m.status()
+        assert all(s["Pid"] and s["Wanted"] for s in status.values())
+        await m.service.stop(How.GRACEFUL)
+
+    run(test)
+
+
 def test_a_dead_child_is_restarted_when_its_back_off_timer_fires(tmp_path: Path) -> None:
     async def test() -> None:
         m = Master(tmp_path)

@@ -309,11 +309,18 @@ class MasterService:
         return await self._answer_soon(self._restart_all(children, message.how), "restart", children)
 
     async def _restart_all(self, children: list[Child], how: How) -> None:
+        """Stop the children (in the order given), then start them in the order ``start`` does,
+        the collector first and waited for, as HTCondor's master brings its daemons back: a
+        daemon restarted before the collector would send its first ads to the collector that is
+        about to go, and the pool would not see it until its next update."""
         for child in children:
             await self._stop_child(child, how)
+        for child in [c for c in self.children.values() if c in children]:
             child.wanted = True
             if child.process is None and not self.stopping:  # not if the pool went down meanwhile
                 await self._spawn(child)
+                if child.entry.kind == "collector":
+                    await self._wait_for_address(child.name)
 
     async def _reconfig(self, message: DaemonCommand) -> Ok:
         children = self._named(message.daemons)
