@@ -30,8 +30,12 @@ from pathlib import Path
 from htcpool.sim.options import SimOptions
 from htcpool.sim.run import Simulation
 
+#: MAX_JOBS_RUNNING: HTCondor's default is MIN({$(DETECTED_MEMORY), 10000}), 8,192 on the
+#: simulator's fixed machine facts, which would cap the 10,000-cpu day below its load; an access
+#: point for such a pool is a larger host
 CONFIG = """use FEATURE : PartitionableSlot
 NEGOTIATOR_INTERVAL = 60
+MAX_JOBS_RUNNING = 20000
 """
 
 
