@@ -44,6 +44,20 @@ def test_summary_fields(tmp_path: Path) -> None:
     assert series[0]["total_cpus"] == "8.0" and max(float(r["busy_cpus"]) for r in series) <= 8
 
 
+def test_an_access_point_that_runs_fewer_jobs_than_the_pool_has_cpus_is_noted(tmp_path: Path) -> None:
+    """MAX_JOBS_RUNNING below the pool's cpus (HTCondor's default is 8,192 on the simulator's
+    machine facts) caps the running jobs: the summary says so, and the run honours it."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    assert run(tmp_path / "a", CONFIG, MACHINES, _trace())["notes"] == []
+    summary = run(tmp_path / "b", CONFIG + "MAX_JOBS_RUNNING = 3\n", MACHINES, _trace())
+    assert summary["notes"] == ["MAX_JOBS_RUNNING is 3, below the pool's 8 cpus: the schedd runs at most 3 jobs at "
+                                "once; set MAX_JOBS_RUNNING (in the configuration or with --set) to the real access "
+                                "point's value"]
+    series = rows(tmp_path / "b" / "out" / "timeseries.csv")
+    assert max(int(r["running_jobs"]) for r in series) <= 3
+
+
 def test_skipped_lines_are_counted(tmp_path: Path) -> None:
     summary = run(tmp_path, CONFIG, MACHINES, [*_trace()[:5], "1 2 3", "x " * 18], skip_bad=True)
     assert summary["skipped_lines"] == 2 and summary["jobs_completed"] == 5

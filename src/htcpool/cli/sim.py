@@ -198,6 +198,8 @@ def _print_summary(summary: dict[str, Any], out: Path) -> None:
             print(f"{name:<{width}}  {_number(row.get('jobs_completed'), ',.0f'):>8}  "
                   f"{_number(row.get('share'), '.1%'):>6}  {_number(row.get('wait_p50_s'), ',.0f'):>9}  "
                   f"{_number(row.get('wait_p95_s'), ',.0f'):>9}")
+    for note in summary.get("notes") or ():
+        print(f"\nNote: {note}")
     print(f"\nReport: {out / 'report.html'}")
 
 

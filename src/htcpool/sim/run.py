@@ -68,6 +68,18 @@ GC_YOUNG_THRESHOLD = 50_000
 TIMED_ATTRS = ("DeferralTime", "CronMinute", "CronHour", "CronDayOfMonth", "CronMonth", "CronDayOfWeek")
 
 
+def pool_notes(total_cpus: float, max_jobs_running: int) -> list[str]:
+    """What an administrator should know of the simulated pool before reading its results: the
+    access point's MAX_JOBS_RUNNING below the pool's cpus (HTCondor's default is
+    ``MIN({$(DETECTED_MEMORY), 10000})``, 8,192 on the simulator's fixed machine facts, whatever
+    the real access point's memory) caps the running jobs below what the pool could run."""
+    if max_jobs_running < total_cpus:
+        return [f"MAX_JOBS_RUNNING is {max_jobs_running}, below the pool's {total_cpus:.0f} cpus: the schedd "
+                f"runs at most {max_jobs_running} jobs at once; set MAX_JOBS_RUNNING (in the "
+                f"configuration or with --set) to the real access point's value"]
+    return []
+
+
 class Simulation:
     """One run; see the module docstring."""
 
@@ -105,6 +117,7 @@ class Simulation:
                 total_cpus += float(as_number(driver.core.totals.get("TotalCpus")) or 0)
                 self.startds.append(driver)
         self.recorder.total_cpus = total_cpus
+        self.notes = pool_notes(total_cpus, self.schedd.core.settings.limits.max_jobs_running)
         defrag_config = read_pool_config(config, options.overrides, "DEFRAG", self.epoch)
         daemons = (defrag_config.get_str("DAEMON_LIST") or "").replace(",", " ").upper().split()
         self.defrag = DefragDriver(self.loop, self.transport, defrag_config, options.seed) \
@@ -206,7 +219,7 @@ class Simulation:
         summary = build_summary(self.recorder, simulated_s=now - self.epoch, cycles=self.negotiator.cycles,
                                 matches=self.negotiator.matches, skipped=self.workload.skipped,
                                 drains=self.defrag.drains if self.defrag is not None else 0,
-                                warnings=self.schedd.warning_count,
+                                warnings=self.schedd.warning_count, notes=self.notes,
                                 stop_reason=self.stop_reason, wall_s=wall)
         write_summary(self.options.out / "summary.json", summary)
         return summary

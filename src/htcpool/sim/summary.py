@@ -6,7 +6,8 @@ cpu-seconds over total cpu-seconds during the makespan, 0–1), negotiation_cycl
 preemptions (evictions of running jobs), badput_s (cpu-seconds of evicted or held runs),
 defrag_drains (drains the defrag daemon started, when ``DAEMON_LIST`` names ``DEFRAG``),
 skipped_lines, stop_reason, schedd_warnings (how many warnings the schedd core gave: failed
-transforms, periodic expressions it could not evaluate), and ``users`` and ``groups``: per name jobs_completed, wait_p50_s,
+transforms, periodic expressions it could not evaluate), notes (sentences on the simulated
+pool an administrator should read with its results: ``run.pool_notes``), and ``users`` and ``groups``: per name jobs_completed, wait_p50_s,
 wait_p95_s (nearest-rank percentiles of the completed jobs' waits from QDate to first start),
 cpu_s and share (fraction of all cpu_s). ``timing`` holds the only values that change from run
 to run: wall_s and speedup (simulated_s / wall_s). The file is written with sorted keys and an
@@ -47,7 +48,8 @@ def _parties(parties: dict[str, Party]) -> dict[str, Any]:
 
 
 def build_summary(recorder: Recorder, *, simulated_s: float, cycles: int, matches: int, skipped: int,
-                  stop_reason: str, wall_s: float, drains: int = 0, warnings: int = 0) -> dict[str, Any]:
+                  stop_reason: str, wall_s: float, drains: int = 0, warnings: int = 0,
+                  notes: list[str] | None = None) -> dict[str, Any]:
     makespan = 0.0
     if recorder.first_submit is not None and recorder.last_end is not None:
         makespan = max(0.0, recorder.last_end - recorder.first_submit)
@@ -68,6 +70,7 @@ def build_summary(recorder: Recorder, *, simulated_s: float, cycles: int, matche
         "skipped_lines": skipped,
         "stop_reason": stop_reason,
         "schedd_warnings": warnings,
+        "notes": list(notes or ()),
         "users": _parties(recorder.users),
         "groups": _parties(recorder.groups),
         "timing": {"wall_s": _r(wall_s), "speedup": _r(simulated_s / wall_s) if wall_s > 0 else None},
