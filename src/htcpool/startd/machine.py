@@ -252,7 +252,12 @@ class Startd:
 
     def next_deadline(self) -> float | None:
         """The earliest time ``handle_timer`` has something to do."""
-        times = [self._next_poll]
+        return min(self._next_poll, self.timers_deadline())
+
+    def timers_deadline(self) -> float:
+        """The earliest of the machine's timers other than the poll (a claim's match deadline or
+        lease, a vacate or kill deadline, a held start, a dying starter's kill); inf when none."""
+        times = [math.inf]
         for slot in self.slots:
             for t in (slot.claim.match_deadline, slot.claim.lease_expires, slot.vacate_deadline,
                       slot.killing_deadline, activation.next_start(slot)):

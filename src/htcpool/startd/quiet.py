@@ -23,7 +23,6 @@ with and without quiet spells and compares every action and ad.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -49,19 +48,7 @@ def quiet_spell(startd: Startd, interval: float) -> QuietSpell | None:
     poll), or None when the next poll may do more than move its times (see the module docstring)."""
     slots = startd.slots
     if startd.draining is not None or startd.shutdown is not None or startd.changed or startd.cross_attrs \
-            or startd.settings.startd_slot_attrs or len(startd.settled) != len(slots):
+            or startd.settings.startd_slot_attrs or len(startd.settled) != len(slots) \
+            or any(slot.claim.start_at is not None for slot in slots) or not dynamic.loads_steady(startd):
         return None
-    until = math.inf
-    for slot in slots:
-        claim = slot.claim
-        if claim.start_at is not None:
-            return None
-        for t in (claim.match_deadline, claim.lease_expires, slot.vacate_deadline, slot.killing_deadline):
-            if t is not None and t < until:
-                until = t
-    for gone in startd.dying.values():
-        if gone.killing_deadline is not None and gone.killing_deadline < until:
-            until = gone.killing_deadline
-    if not dynamic.loads_steady(startd):
-        return None
-    return QuietSpell(interval, until)
+    return QuietSpell(interval, startd.timers_deadline())
