@@ -36,6 +36,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from htcpool.classad import ClassAd, EvalContext, ExprTree, as_number, fixed_clock
 from htcpool.classad.nodes import AttrRef, Literal
 from htcpool.negotiator.errors import NegotiatorUsageError
+from htcpool.negotiator.exprinfo import literal
 from htcpool.negotiator.records import LEASED, AccountantSnapshot, AccountantStore, CustomerRecord
 from htcpool.negotiator.settings import ROOT_GROUP, AccountantPolicy
 from htcpool.startd import CLAIMED_LIKE as CLAIMED_LIKE_STATES
@@ -53,12 +54,8 @@ CLAIMED_LIKE = frozenset(state.value for state in CLAIMED_LIKE_STATES)
 
 def remote_user_of(slot: ClassAd, context: EvalContext) -> str | None:
     """The customer a claimed slot is charged to: ``AccountingGroup``, else ``RemoteUser``."""
-    exprs = slot._exprs
-    for key, attr in (("accountinggroup", "AccountingGroup"), ("remoteuser", "RemoteUser")):
-        node = exprs.get(key)
-        if node is None:
-            continue
-        v = node.value if type(node) is Literal else slot.evaluate(attr, context)
+    for attr in ("AccountingGroup", "RemoteUser"):
+        v = literal(slot, attr, context)
         if type(v) is str and v:
             return v
     return None
@@ -66,8 +63,7 @@ def remote_user_of(slot: ClassAd, context: EvalContext) -> str | None:
 
 def is_claimed(slot: ClassAd, discount_suspended: bool, context: EvalContext) -> bool:
     """Whether the accountant charges this slot (``Accountant::IsClaimed``)."""
-    node = slot._exprs.get("state")
-    state = node.value if type(node) is Literal else slot.evaluate("State", context)
+    state = literal(slot, "State", context)
     if type(state) is not str or state not in CLAIMED_LIKE:
         return False
     if discount_suspended:

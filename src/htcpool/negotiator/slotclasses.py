@@ -76,14 +76,11 @@ _IDENTITY_NAMES = frozenset({"name", "partitionableslot", "machineresources", *_
 def current_rank(slot: ClassAd, context: EvalContext) -> float:
     """What a job must beat to preempt the slot by rank: its ``PreemptingRank`` when a preemption
     is pending, else its ``CurrentRank`` (0 when neither is a number)."""
-    exprs = slot._exprs
     current = None
-    if "preemptingrank" in exprs:
+    if "preemptingrank" in slot._exprs:
         current = number(slot.evaluate("PreemptingRank", context))
     if current is None:
-        node = exprs.get("currentrank")
-        if node is not None:
-            current = number(node.value if type(node) is Literal else slot.evaluate("CurrentRank", context))
+        current = number(literal(slot, "CurrentRank", context))
     return current or 0.0
 
 
