@@ -19,6 +19,16 @@ so far) every ``USAGE_INTERVAL`` seconds, and ``exited`` with exit code 0 at its
 ``StopLocalJob`` ends the run at once, reported ``exited``, killed by the stop's signal (the
 job's own kill signal: a modelled job has nothing to clean up, so the grace never runs out).
 These runs use no slot of the pool: they count as jobs, not in the pool's utilization.
+
+The core advertises its ads whenever the queue changes (on most submits, as HTCondor's schedd
+does), every Submitter ad each time; the core hands an unchanged submitter's ad back as the very
+same object (``schedd.ads.SubmitterAds``). The driver does not carry such a repeat to the
+collector unless it last carried that ad at least the core's advertising pace
+(``SCHEDD_INTERVAL``, at most ``PERIODIC_INTERVAL_CAP``) ago: the collector would store the same
+attributes, only a newer ``LastHeardFrom``, which nothing in a simulation reads, and the ad is
+still refreshed well within its ``ClassAdLifetime`` (``3 × SCHEDD_INTERVAL + 60``). A simulated
+collector never restarts, so no ad needs resending for that (the live driver sends every one).
+On a 10,000-cpu pool with 100 users the repeats were 93 % of the collector's updates.
 """
 
 from __future__ import annotations
@@ -29,8 +39,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from htcpool.classad import ClassAd, as_number
+from htcpool.classad.nodes import Literal
 from htcpool.config import Config
-from htcpool.protocol import JobEvent, JobUpdate, Submit
+from htcpool.protocol import JobEvent, JobUpdate, Submit, UpdateAd
 from htcpool.runtime.schedd_service import settings_for_schedd
 from htcpool.schedd import (
     Action,
@@ -47,6 +58,7 @@ from htcpool.schedd import (
     ToNegotiator,
     ToStartd,
 )
+from htcpool.schedd.queue import PERIODIC_INTERVAL_CAP
 from htcpool.sim.central import COLLECTOR, NEGOTIATOR
 from htcpool.sim.events import EventLoop, Priority
 from htcpool.sim.startd_driver import USAGE_INTERVAL
@@ -66,6 +78,10 @@ class LocalRun:
     runtime: float
     started: float
     cpus: float
+
+
+def _literal_value(node: object) -> object:
+    return node.value if type(node) is Literal else None
 
 
 def kill_signal(name: str) -> int:
@@ -90,6 +106,9 @@ class ScheddDriver:
         self.warnings: list[str] = []  # the first KEPT_WARNINGS of the core's warnings
         self.warning_count = 0
         self.local_runs: dict[str, LocalRun] = {}
+        #: per (MyType, Name), the ad object last carried to the collector and when
+        self._carried: dict[tuple[object, object], tuple[ClassAd, float]] = {}
+        self._pace = float(max(0, min(settings.schedd_interval, PERIODIC_INTERVAL_CAP)))
         transport.register(SCHEDD, self.receive)
         self._carry(self.core.start(loop.now, SCHEDD, "<sim:9618>").actions)
         self.arm()
@@ -139,13 +158,28 @@ class ScheddDriver:
             elif isinstance(action, ToNegotiator):
                 self.transport.send(NEGOTIATOR, action.message)
             elif isinstance(action, ToCollector):
-                self.transport.send(COLLECTOR, action.message)
+                if not self._repeat(action.message):
+                    self.transport.send(COLLECTOR, action.message)
             elif isinstance(action, AskStartd):  # a simulation starts with an empty queue: nothing to find
                 self._carry(self.core.handle(StartdUnreachable(action.message.claim_id), self.loop.now).actions)
             elif isinstance(action, StartLocalJob):
                 self._start_local(action)
             elif isinstance(action, StopLocalJob):
                 self._stop_local(action)
+
+    def _repeat(self, message: object) -> bool:
+        """Whether ``message`` is an update of the very ad object carried less than the pace ago
+        (see the module docstring); records what is carried."""
+        if type(message) is not UpdateAd or message.private is not None:
+            return False
+        ad, now = message.ad, self.loop.now
+        exprs = ad._exprs
+        key = (_literal_value(exprs.get("mytype")), _literal_value(exprs.get("name")))
+        last = self._carried.get(key)
+        if last is not None and last[0] is ad and now - last[1] < self._pace:
+            return True
+        self._carried[key] = (ad, now)
+        return False
 
     # ------------------------------------------------------------------ local and scheduler universe
     def _start_local(self, action: StartLocalJob) -> None:
