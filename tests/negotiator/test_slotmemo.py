@@ -1,17 +1,23 @@
 """The slot facts kept across cycles (``negotiator.slotmemo``): a cycle given the very same ad
 objects again, with the memo, decides exactly what a cycle over fresh copies decides without it,
-over random sequences of changes to the pool."""
+over random sequences of changes to the pool, and what it keeps of a slot's state and weight
+(``negotiator.slotstate``) only when the clock cannot change it."""
 
 from __future__ import annotations
 
 import random
 from typing import Any
 
-from htcpool.classad import ClassAd, ExprTree
+import pytest
+
+from htcpool.classad import ClassAd, EvalContext, ExprTree, fixed_clock
 from htcpool.negotiator import Accountant, NegotiatorPolicy, negotiate
+from htcpool.negotiator.accountant import SlotWeigher
 from htcpool.negotiator.outcomes import CycleResult
-from htcpool.negotiator.slotmemo import SlotFacts, SlotMemo
-from tests.negotiator.helpers import churned, claimed, job, slot, submitters
+from htcpool.negotiator.settings import AccountantPolicy
+from htcpool.negotiator.slotmemo import UNKNOWN, SlotFacts, SlotMemo
+from htcpool.negotiator.slotstate import charged_customer, read_state, slot_state
+from tests.negotiator.helpers import START, churned, claimed, job, slot, submitters
 
 USERS = ("alice@d", "bob@d", "carol@d")
 POLICY = NegotiatorPolicy(preemption_requirements="RemoteUserPrio > SubmitterUserPrio * 1.2")
@@ -111,3 +117,97 @@ def test_the_shape_of_a_decorated_copy_is_remembered_only_for_literal_additions(
     odd = base.copy()
     odd["RemoteUserPrio"] = ExprTree("1 + 1")
     assert facts.decorated_shape(odd, ("remoteuserprio",)) != shape
+
+
+#: attributes a cycle's passes read of a slot's state (``slotstate``) and weight, as expressions of
+#: the clock: their value changes every minute, so what they give must never be kept
+CLOCKED = {
+    "State": 'ifThenElse(time() % 120 < 60, "Claimed", "Unclaimed")',
+    "Activity": 'ifThenElse(time() % 120 < 60, "Busy", "Idle")',
+    "RetirementTimeRemaining": "ifThenElse(time() % 120 < 60, 300, 0)",
+    "CurrentRank": "ifThenElse(time() % 120 < 60, 0, 5)",
+    "SlotWeight": "ifThenElse(time() % 120 < 60, 1, 4)",
+    "GhostMultiplier": "ifThenElse(time() % 120 < 60, 1, 3)",
+    "RemoteUser": 'ifThenElse(time() % 120 < 60, "alice@d", "bob@d")',
+}
+POLICIES = {
+    "default": POLICY,
+    "early": NegotiatorPolicy(preemption_requirements="RemoteUserPrio > SubmitterUserPrio * 1.2",
+                              consider_early_preemption=True),
+    "suspended": NegotiatorPolicy(accountant=AccountantPolicy(discount_suspended_resources=True)),
+}
+
+
+@pytest.mark.parametrize("name", list(POLICIES))
+def test_slot_states_and_weights_read_from_the_clock_are_never_kept(name: str) -> None:
+    """The same ad objects cycle after cycle, a minute apart, some with one of ``CLOCKED`` (and some
+    suspended): the cycle with the memo keeps what it read of the literal ones only, and decides,
+    charges and sizes the pool as cycles over fresh copies."""
+    policy = POLICIES[name]
+    for seed in range(10):
+        rng = random.Random(seed)
+        pool = [_slot(rng, i) for i in range(24)]
+        for i in rng.sample(range(24), 10):
+            attr = rng.choice(sorted(CLOCKED))
+            pool[i][attr] = ExprTree(CLOCKED[attr])
+            if attr == "State":
+                pool[i]["RemoteUser"] = rng.choice(USERS)
+        for i in rng.sample(range(24), 3):
+            pool[i]["Activity"] = "Suspended"
+        memo = SlotMemo()
+        remembered, fresh = Accountant(policy.accountant), Accountant(policy.accountant)
+        for cycle in range(6):
+            now = START + 60 * cycle
+            jobs = _jobs(rng, cycle)
+            memo.begin()
+            with_memo = negotiate(now, pool, submitters(pool, jobs, policy), remembered, policy, memo=memo)
+            copies = [ad.copy() for ad in pool]
+            without = negotiate(now, copies, submitters(copies, jobs, policy), fresh, policy)
+            assert _summary(with_memo.result) == _summary(without.result), (seed, cycle)
+            assert (with_memo.stats.trimmed_slots, with_memo.stats.candidate_slots) == \
+                (without.stats.trimmed_slots, without.stats.candidate_slots), (seed, cycle)
+            assert with_memo.shares == without.shares, (seed, cycle)
+            assert _records(remembered) == _records(fresh), (seed, cycle)
+        assert memo.hits > 0
+
+
+def _records(acct: Accountant) -> list[tuple[object, ...]]:
+    return [(n, r.resources_used, r.weighted_resources_used, r.hier_weighted_resources_used)
+            for n, r in sorted(acct.records.items())]
+
+
+def test_a_slot_state_is_kept_only_when_it_follows_from_literals() -> None:
+    context = EvalContext(clock=fixed_clock(START))
+    plain = claimed("s1@m", "alice@d", AccountingGroup="group_a.alice@d", CurrentRank=2.0, Rank=1)
+    kept = SlotFacts(plain)
+    state = slot_state(kept, context)
+    assert kept.state is state and state == read_state(plain, context)
+    assert (state.claimed, state.customer, state.preempt_user, state.current_rank, state.settled) == \
+        (True, "group_a.alice@d", "group_a.alice@d", 2.0, True)
+    assert charged_customer(state, False) == "group_a.alice@d"
+    clocked = plain.copy()
+    clocked["RetirementTimeRemaining"] = ExprTree("time() % 2 * 10")
+    facts = SlotFacts(clocked)
+    assert slot_state(facts, context).retiring is False and facts.state is UNKNOWN
+    assert slot_state(facts, EvalContext(clock=fixed_clock(START + 1))).retiring is True
+    suspended = claimed("s2@m", "bob@d", Activity="Suspended")
+    assert charged_customer(read_state(suspended, context), True) is None
+    assert charged_customer(read_state(suspended, context), False) == "bob@d"
+
+
+@pytest.mark.parametrize(("attrs", "pure"), [
+    ({}, True),
+    ({"SlotWeight": 2}, True),
+    ({"SlotWeight": ExprTree("Cpus")}, True),
+    ({"SlotWeight": ExprTree("Cpus * 2")}, False),
+    ({"SlotWeight": ExprTree("Missing")}, False),
+    ({"SlotWeight": "two"}, True),  # not a number: SLOT_WEIGHT's Cpus, a literal
+])
+def test_a_weight_is_literal_only_when_the_weigher_evaluates_nothing(attrs: dict[str, Any], pure: bool) -> None:
+    ad = slot("s1@m", Cpus=3, **attrs)
+    weigh = SlotWeigher(AccountantPolicy(), EvalContext(clock=fixed_clock(START)))
+    assert weigh.literal_only(ad) is pure
+    no_cpus = slot("s2@m")
+    del no_cpus["Cpus"]
+    assert weigh.literal_only(no_cpus) is False  # SLOT_WEIGHT is evaluated (undefined: weight 1)
+    assert SlotWeigher(AccountantPolicy(use_slot_weights=False), weigh.context).literal_only(ad) is True

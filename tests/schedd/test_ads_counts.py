@@ -48,3 +48,4 @@ def test_an_unchanged_submitters_ad_is_sent_again_as_the_same_object() -> None:
     made.keep_only([alice])
     third = {str(a["Name"]): a for a in schedd_ads(core.queue, "submit", "http://submit:1", T0, T0, made=made)[1:]}
     assert third[alice] is first[alice] and third[bob] is not again[bob] and third[bob]["IdleJobs"] == 2
+    assert made.idle == {alice, bob}  # the submitters whose ads show idle jobs (the schedd's advertised_idle)

@@ -86,6 +86,27 @@ class SlotWeigher:
         self.attribute = (
             node.key if type(node) is AttrRef and node.base is None and not node.absolute else None
         )
+        #: what tells this weigher's results from another's (``SlotFacts.weight`` keeps one under it)
+        self.key = (self.use, self.force, policy.slot_weight)
+
+    def literal_only(self, slot: ClassAd) -> bool:
+        """Whether ``self(slot)`` follows from the slot's literals alone: it evaluates nothing, so
+        it is the same at any time for the same ad (``__call__``'s branches, without reading)."""
+        if not self.use:
+            return True
+        exprs = slot._exprs
+        if not self.force:
+            own = exprs.get("slotweight")
+            if own is not None:
+                if type(own) is AttrRef and own.base is None and not own.absolute:
+                    named = exprs.get(own.key)
+                    if type(named) is Literal:
+                        own = named
+                if type(own) is not Literal:
+                    return False
+                if as_number(own.value) is not None:
+                    return True
+        return type(exprs.get(self.attribute) if self.attribute is not None else None) is Literal
 
     def __call__(self, slot: ClassAd) -> float:
         if not self.use:
@@ -376,9 +397,12 @@ class Accountant:
         self.commit()
 
     # ----------------------------------------------------------- charging
-    def check_matches(self, slots: Iterable[ClassAd], now: float, weights: Sequence[float] | None = None) -> None:
+    def check_matches(self, slots: Iterable[ClassAd], now: float, weights: Sequence[float] | None = None,
+                      customers: Sequence[str | None] | None = None) -> None:
         """Recount every record's usage from the claimed slots of the pool (``CheckMatches``).
-        ``weights``: the slots' ``SlotWeigher`` values at ``now``, when the caller has them."""
+        ``weights``: the slots' ``SlotWeigher`` values at ``now``, when the caller has them;
+        ``customers``: whom each slot is charged to (``is_claimed`` and ``remote_user_of``; None:
+        nobody), when the caller has them."""
         for rec in self.records.values():
             if rec.resources_used or rec.weighted_resources_used or rec.hier_weighted_resources_used:
                 rec.resources_used = 0
@@ -392,14 +416,20 @@ class Accountant:
         #: per customer, the records a charge of theirs adds to (``_charge``), looked up once
         targets: dict[str, tuple[list[CustomerRecord], list[CustomerRecord]]] = {}
         for i, slot in enumerate(slots):
-            if is_claimed(slot, discount, context):
+            if customers is not None:
+                customer = customers[i]
+                if customer is None:
+                    continue
+            elif is_claimed(slot, discount, context):
                 customer = remote_user_of(slot, context)
                 assert customer is not None
-                weight = weigh(slot) if weights is None else weights[i]
-                charged = targets.get(customer)
-                if charged is None:
-                    charged = targets[customer] = self._targets(customer)
-                self._add(charged, weight, elapsed)
+            else:
+                continue
+            weight = weigh(slot) if weights is None else weights[i]
+            charged = targets.get(customer)
+            if charged is None:
+                charged = targets[customer] = self._targets(customer)
+            self._add(charged, weight, elapsed)
         self.commit()
 
     def add_match(self, customer: str, weight: float, now: float) -> None:

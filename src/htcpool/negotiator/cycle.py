@@ -42,11 +42,10 @@ from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
 from htcpool.classad import ClassAd, ClassAdError, EvalContext, ExprTree, fixed_clock
-from htcpool.negotiator.accountant import CLAIMED_LIKE, Accountant, SlotWeigher
+from htcpool.negotiator.accountant import Accountant, SlotWeigher
 from htcpool.negotiator.exprinfo import (
     closure,
     literal,
-    number,
     whole_closure,
     with_values,
 )
@@ -70,11 +69,10 @@ from htcpool.negotiator.slotattrs import (
 from htcpool.negotiator.slotclasses import (
     FullClass,
     SlotTable,
-    current_rank,
     never_true,
-    remote_user_for_preemption,
 )
-from htcpool.negotiator.slotmemo import SlotMemo
+from htcpool.negotiator.slotmemo import SlotFacts, SlotMemo
+from htcpool.negotiator.slotstate import SlotState, charged_customer, slot_state
 from htcpool.negotiator.stats import CycleStats
 
 
@@ -113,6 +111,17 @@ class JobReads(NamedTuple):
     universe: set[str]
 
 
+class Trimmed(NamedTuple):
+    """The slots a cycle may match (``NegotiationCycle._trim``), in parallel lists."""
+
+    ads: list[ClassAd]  # each one's ad, decorated when the cycle decorates it
+    weights: list[float]
+    candidate: list[bool]  # a candidate of its own (a dynamic slot under ALLOW_PSLOT_PREEMPTION is not)
+    bases: list[ClassAd]  # its ad as the collector gave it
+    facts: list[SlotFacts]  # the facts of that ad (``slotmemo``)
+    states: list[SlotState]  # and its state (``slotstate``)
+
+
 @dataclass
 class CycleOutcome:
     result: CycleResult
@@ -121,13 +130,6 @@ class CycleOutcome:
     shares: dict[str, float] = field(default_factory=dict)
     #: remainder recovery's round-robin times: pass to the next cycle's ``negotiate``
     round_robin: RoundRobinTimes = field(default_factory=RoundRobinTimes)
-
-
-def _pending(slot: ClassAd) -> bool:
-    """Whether a preemption is pending on a claimed slot: it is always decorated then (its copy's
-    ``CurrentRank`` and user are the preempting ones)."""
-    exprs = slot._exprs
-    return "preemptingrank" in exprs or "preemptinguser" in exprs or "preemptingaccountinggroup" in exprs
 
 
 def _zero() -> float:
@@ -175,11 +177,15 @@ class NegotiationCycle:
     def prepare(self, slots: Sequence[ClassAd], submitters: Sequence[SubmitterAd]) -> list[SubmitterState]:
         t0 = self.timer()
         pol, acct = self.policy, self.accountant
-        slots = [s for s in slots if type(literal(s, "Name", self.context)) is str]
+        facts = self.memo.facts
+        named = [(s, f, st) for s in slots if (st := slot_state(f := facts(s), self.context)).named]
         if pol.slot_constraint:
             keep = ExprTree(pol.slot_constraint)
-            slots = [s for s in slots if self._satisfies("NEGOTIATOR_SLOT_CONSTRAINT", keep, s,
-                                                         f"slot {literal(s, 'Name', self.context)}")]
+            named = [(s, f, st) for s, f, st in named if self._satisfies(
+                "NEGOTIATOR_SLOT_CONSTRAINT", keep, s, f"slot {literal(s, 'Name', self.context)}")]
+        slots = [s for s, _, _ in named]
+        slot_facts = [f for _, f, _ in named]
+        slot_states = [st for _, _, st in named]
         subs = [
             s for s in submitters
             if not s.skip_matchmaking and s.running_jobs + sum(len(r.jobs) for r in s.requests) > 0
@@ -204,12 +210,16 @@ class NegotiationCycle:
         acct.expire_leases(self.now)
         acct.update_priorities(self.now)
         weigh = SlotWeigher(pol.accountant, self.context)
-        weights = [weigh(s) for s in slots]
+        weights = self._weights(slots, slot_facts, weigh)
         # the accountant weighs with its own policy: the cycle's weights serve when they agree
-        acct.check_matches(slots, self.now, weights if pol.accountant == acct.policy else None)
+        discount = acct.policy.discount_suspended_resources
+        acct.check_matches(slots, self.now, weights if pol.accountant == acct.policy else None,
+                           [charged_customer(st, discount) for st in slot_states])
         self.limits.count_slots(slots, self.context)
         size = pool_size(slots, weights, use_slot_weights=pol.accountant.use_slot_weights,
-                         context=self.context, constraint=pol.slot_poolsize_constraint)
+                         context=self.context, constraint=pol.slot_poolsize_constraint,
+                         multipliers=[st.multiplier for st in slot_states],
+                         effective=[st.effective for st in slot_states])
         self.pool_size = size
         self.pool_weight = size.weighted
         self.group_total = size.quota_total(pol.accountant.use_slot_weights)
@@ -218,12 +228,12 @@ class NegotiationCycle:
             self.groups.assign_quotas(self.group_total)
             self.group_quota_table.update({n.name: n.quota for n in self.groups.nodes()})
         job_reads = self._job_reads(subs)
-        plain = self._decorations_unread(slots, job_reads)
-        kept, kept_weights, candidate, bases = self._trim(slots, weights, weigh, plain)
-        self.stats.trimmed_slots = len(kept)
+        plain = self._decorations_unread(slot_facts, job_reads)
+        trimmed = self._trim(slots, slot_facts, slot_states, weights, weigh, plain)
+        self.stats.trimmed_slots = len(trimmed.ads)
         group_mode = self.groups is not None and self.groups.has_groups
-        self.stats.candidate_slots = size.slots if group_mode else len(kept)
-        self._build_matchmaker(kept, kept_weights, candidate, bases, job_reads, weigh)
+        self.stats.candidate_slots = size.slots if group_mode else len(trimmed.ads)
+        self._build_matchmaker(trimmed, job_reads, weigh)
         states = [
             SubmitterState(s.name, s.schedd, list(s.requests), i, s.running_jobs, [0] * len(s.requests),
                            s.weighted_running_jobs, s.weighted_idle_jobs, sum(len(r.jobs) for r in s.requests))
@@ -233,6 +243,21 @@ class NegotiationCycle:
             states = fan_out(states, pol.max_global_job_prios, self.context)
         self.stats.phase2_duration = self.timer() - t1
         return states
+
+    def _weights(self, slots: Sequence[ClassAd], facts: Sequence[SlotFacts], weigh: SlotWeigher) -> list[float]:
+        """Each slot's weight: kept in its facts (``slotmemo``) when it follows from its literals."""
+        key = weigh.key
+        weights = []
+        for s, f in zip(slots, facts, strict=True):
+            kept = f.weight
+            if kept is not None and kept[0] == key:
+                weights.append(kept[1])
+                continue
+            w = weigh(s)
+            if weigh.literal_only(s):
+                f.weight = (key, w)
+            weights.append(w)
+        return weights
 
     def _satisfies(self, knob: str, constraint: ExprTree, ad: ClassAd, what: str) -> bool:
         """Whether ``ad`` satisfies the constraint ``knob``; one that cannot be evaluated at all
@@ -268,7 +293,7 @@ class NegotiationCycle:
         }
         return JobReads(job_req, job_rank, universe)
 
-    def _decorations_unread(self, slots: Sequence[ClassAd], job_reads: JobReads) -> bool:
+    def _decorations_unread(self, facts: Sequence[SlotFacts], job_reads: JobReads) -> bool:
         """Whether a settled claimed slot (one no job can preempt: ``SlotTable.settled_claim``) needs
         no decorated copy: the table settles claims (PREEMPTION_REQUIREMENTS a literal that is not
         true, nothing reads a live usage, no p-slot preemption) and no expression that can be
@@ -290,60 +315,50 @@ class NegotiationCycle:
                                                                     pol.accountant.slot_weight)])
         read |= own | other
         seen: set[object] = set()
-        facts = self.memo.facts
-        for s in slots:
-            shape = facts(s).expression_shape()
+        for f in facts:
+            shape = f.expression_shape()
             if shape not in seen:
                 seen.add(shape)
-                slot_own, slot_other = whole_closure(shape, s)
+                slot_own, slot_other = whole_closure(shape, f.ad)
                 read |= slot_own | slot_other
         own, other = closure(ClassAd(), [ExprTree(e).node for e in (pol.preemption_requirements, pol.preemption_rank)])
         live = LIVE_SLOT_ATTRS | LIVE_REQUEST_ATTRS
         return read.isdisjoint(DECORATION_NAMES) and read.isdisjoint(live) and live.isdisjoint(own | other)
 
-    def _trim(self, slots: list[ClassAd], weights: list[float], weigh: SlotWeigher,
-              plain: bool = False) -> tuple[list[ClassAd], list[float], list[bool], list[ClassAd]]:
+    def _trim(self, slots: list[ClassAd], facts: list[SlotFacts], states: list[SlotState], weights: list[float],
+              weigh: SlotWeigher, plain: bool = False) -> Trimmed:
         """The slots the cycle may match (step 3), decorated (step 4; with ``plain``, from
-        ``_decorations_unread``, a settled claim is not, unless a preemption is pending on it), with
-        their weights, whether each is a candidate of its own (a dynamic slot under
-        ALLOW_PSLOT_PREEMPTION is not) and each one's ad before decoration."""
-        pol, ctx = self.policy, self.context
-        kept: list[ClassAd] = []
-        kept_weights: list[float] = []
-        candidate: list[bool] = []
-        bases: list[ClassAd] = []
-        for s, w in zip(slots, weights, strict=True):
-            state = literal(s, "State", ctx)
-            pslot = literal(s, "PartitionableSlot", ctx) is True
-            claimed = state in CLAIMED_LIKE
+        ``_decorations_unread``, a settled claim is not, unless a preemption is pending on it)."""
+        pol = self.policy
+        out = Trimmed([], [], [], [], [], [])
+        kept, kept_weights, candidate, bases, kept_facts, kept_states = out
+        for s, f, st, w in zip(slots, facts, states, weights, strict=True):
+            pslot = st.pslot
+            claimed = st.claimed
             if claimed and not pslot:
                 if not pol.consider_preemption:
                     continue
-                if not pol.consider_early_preemption \
-                        and (number(literal(s, "RetirementTimeRemaining", ctx, 0)) or 0) > 0:
+                if not pol.consider_early_preemption and st.retiring:
                     continue
-                if state == "Claimed" and literal(s, "Activity", ctx) == "Idle":
+                if st.state == "Claimed" and st.activity == "Idle":
                     continue  # claimed but not running a job (the manual's "Negotiation", rule 2)
-            if pslot and (number(literal(s, "NumClaims", ctx, 1)) or 0) <= 0 and not pol.allow_pslot_preemption:
+            if pslot and st.no_claims and not pol.allow_pslot_preemption:
                 continue  # a consumption-policy p-slot with no claim id left to offer
-            is_dslot = literal(s, "DynamicSlot", ctx) is True
             decorate = pol.consider_preemption and (claimed or pol.cross_slot_prios)
-            if decorate and plain and claimed and not pslot and not _pending(s) \
-                    and SlotTable.settled_claim(s, current_rank(s, ctx)):
+            if decorate and plain and claimed and not pslot and not st.pending and st.settled:
                 decorate = False
-                user = remote_user_for_preemption(s, ctx)
-                if user is not None:
-                    self.accountant.record(user)  # as decorating would: a new user gets a record
+                if st.preempt_user is not None:
+                    self.accountant.record(st.preempt_user)  # as decorating would: a new user gets a record
             ad = self.decorator.decorate(s, claimed) if decorate else s
             kept.append(ad)
             bases.append(s)
+            kept_facts.append(f)
+            kept_states.append(st)
             kept_weights.append(w if ad is s else weigh(ad))
-            candidate.append(not (pol.allow_pslot_preemption and is_dslot))
-        return kept, kept_weights, candidate, bases
+            candidate.append(not (pol.allow_pslot_preemption and st.dslot))
+        return out
 
-    def _build_matchmaker(self, slots: list[ClassAd], weights: list[float], candidate: list[bool],
-                          bases: list[ClassAd], job_reads: JobReads,
-                          weigh: Callable[[ClassAd], float]) -> None:
+    def _build_matchmaker(self, trimmed: Trimmed, job_reads: JobReads, weigh: Callable[[ClassAd], float]) -> None:
         pol = self.policy
         nodes = {
             "pre": ExprTree(pol.pre_job_rank).node,
@@ -356,7 +371,7 @@ class NegotiationCycle:
         slot_side: set[str] = set()
         slot_own: set[str] = set()
         shapes: set[object] = set()
-        facts = [self.memo.facts(b) for b in bases]
+        slots, weights, candidate, bases, facts, states = trimmed
         added = [() if ad is b else self.decorator.added(ad) for ad, b in zip(slots, bases, strict=True)]
         shape_of = [f.decorated_shape(ad, a) if a else f.expression_shape()
                     for ad, f, a in zip(slots, facts, added, strict=True)]
@@ -375,7 +390,7 @@ class NegotiationCycle:
             slots, job_refs_req=job_req, job_refs_rank=job_rank, job_universe=universe,
             policy_nodes=nodes, weigh=weigh, weights=weights, context=self.context, candidate=candidate,
             live_names=live_slot if self.live_sensitive else frozenset(),
-            shapes=shape_of, facts=facts, added=added,
+            shapes=shape_of, facts=facts, added=added, states=states,
             settle_claims=not pol.allow_pslot_preemption,
             identity=self.decorator.identity if read & (live_slot - LIVE_SLOT_ATTRS) else None,
         )

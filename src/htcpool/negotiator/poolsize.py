@@ -25,7 +25,7 @@ from htcpool.classad import ClassAd, EvalContext, ExprTree
 from htcpool.negotiator.exprinfo import literal, number
 from htcpool.negotiator.slotclasses import truth
 
-__all__ = ["PoolSize", "pool_size"]
+__all__ = ["PoolSize", "effective_cpus", "ghost_multiplier", "pool_size"]
 
 
 @dataclass(frozen=True)
@@ -40,12 +40,14 @@ class PoolSize:
         return self.weighted if use_slot_weights else float(self.effective)
 
 
-def _multiplier(slot: ClassAd, context: EvalContext) -> int:
+def ghost_multiplier(slot: ClassAd, context: EvalContext) -> int:
+    """The slot's ``GhostMultiplier`` (1 when it has none)."""
     v = number(literal(slot, "GhostMultiplier", context))
     return int(v) if v is not None else 1
 
 
-def _effective(slot: ClassAd, context: EvalContext) -> int:
+def effective_cpus(slot: ClassAd, context: EvalContext) -> int:
+    """What the slot counts for in the effective size: a p-slot its ``Cpus``, any other 1."""
     if literal(slot, "PartitionableSlot", context) is not True:
         return 1
     v = number(literal(slot, "Cpus", context))
@@ -53,10 +55,14 @@ def _effective(slot: ClassAd, context: EvalContext) -> int:
 
 
 def pool_size(slots: Sequence[ClassAd], weights: Sequence[float], *, use_slot_weights: bool,
-              context: EvalContext, constraint: str = "") -> PoolSize:
+              context: EvalContext, constraint: str = "", multipliers: Sequence[int] | None = None,
+              effective: Sequence[int] | None = None) -> PoolSize:
     """The pool's sizes; ``weights`` are the slots' ``SlotWeight`` (1.0 each without weights);
-    expressions are evaluated in ``context``, the cycle's."""
-    ghost = [w * _multiplier(s, context) for s, w in zip(slots, weights, strict=True)]
+    expressions are evaluated in ``context``, the cycle's. ``multipliers`` and ``effective``: each
+    slot's ``ghost_multiplier`` and ``effective_cpus``, when the caller has them."""
+    if multipliers is None:
+        multipliers = [ghost_multiplier(s, context) for s in slots]
+    ghost = [w * m for w, m in zip(weights, multipliers, strict=True)]
     smallest = min(ghost) if ghost else 1.0
     if constraint:
         keep = ExprTree(constraint)
@@ -66,5 +72,8 @@ def pool_size(slots: Sequence[ClassAd], weights: Sequence[float], *, use_slot_we
     if not counted:
         return PoolSize(0, 0.0, 0, smallest)
     weighted = sum(ghost[i] for i in counted) if use_slot_weights else float(len(counted))
-    effective = sum(_effective(slots[i], context) for i in counted)
-    return PoolSize(len(counted), weighted, effective, smallest)
+    if effective is None:
+        total = sum(effective_cpus(slots[i], context) for i in counted)
+    else:
+        total = sum(effective[i] for i in counted)
+    return PoolSize(len(counted), weighted, total, smallest)

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from htcpool.classad import ClassAd, EvalContext, ExprTree
 from htcpool.classad.nodes import Literal, Node
@@ -38,6 +39,9 @@ from htcpool.negotiator.exprinfo import (
 )
 from htcpool.negotiator.outcomes import PreemptState
 from htcpool.negotiator.slotmemo import UNKNOWN, SlotFacts, literal_only
+
+if TYPE_CHECKING:  # slotstate reads a slot with this module's functions
+    from htcpool.negotiator.slotstate import SlotState
 
 RANK_COMPONENTS = ("pre", "post", "startd_rank", "preq", "prank")
 NEG_INF = -3.4028234663852886e38  # -FLT_MAX: a rank that could not be evaluated, or no PREEMPTION_RANK
@@ -69,6 +73,9 @@ def remote_user_for_preemption(slot: ClassAd, context: EvalContext) -> str | Non
 
 
 _USER_KEYS = ("preemptingaccountinggroup", "preemptinguser", "accountinggroup", "remoteuser")
+#: what a slot's current rank and whether its claim is settled are read from: a cycle's copy that
+#: sets one of them is read afresh, not from the collector's ad's ``SlotState``
+_RANK_NAMES = frozenset({"currentrank", "preemptingrank", "rank"})
 #: what a slot's name, remote user and consumption resources are read from (with ``consumption…``)
 _IDENTITY_NAMES = frozenset({"name", "partitionableslot", "machineresources", *_USER_KEYS})
 
@@ -153,9 +160,12 @@ class SlotTable:
         facts: Sequence[SlotFacts] | None = None,
         added: Sequence[tuple[str, ...]] | None = None,
         settle_claims: bool = False,
+        states: Sequence[SlotState] | None = None,
     ) -> None:
         self.ads: list[ClassAd] = list(slots)
         self.context = context
+        #: each slot's ``slotstate.SlotState`` (read from the collector's ad), when the cycle has them
+        self.states = states
         self._read_facts(facts, added)
         #: ``expression_shape`` of each ad (ads of one shape have the same closures)
         self.shapes: list[Shape] = list(shapes) if shapes is not None else [expression_shape(a) for a in self.ads]
@@ -330,9 +340,10 @@ class SlotTable:
         if m is None:
             m = MatchClass(len(self.match_classes), mkey, ad)
             self.match_classes[mkey] = m
-        current = current_rank(ad, self.context)
+        state = self.states[i] if self.states is not None and _RANK_NAMES.isdisjoint(self.added[i]) else None
+        current = current_rank(ad, self.context) if state is None else state.current_rank
         if remote is not None and self.settle_claims and self.cp_resources[i] is None \
-                and self.settled_claim(ad, current):
+                and (self.settled_claim(ad, current) if state is None else state.settled):
             held = self._settled_class(m, ad, remote)
             held.slots.append(i)
             m.left += 1

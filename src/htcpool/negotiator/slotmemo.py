@@ -16,7 +16,10 @@ only skips the repetition. Facts:
   consumption-policy resources (``slotclasses``);
 * ``values``: per tuple of attribute names (the cycle's match or rank names), the ad's
   ``value_key`` of each;
-* ``significant``: the non-literal nodes that ``requests.significant_attributes`` follows.
+* ``significant``: the non-literal nodes that ``requests.significant_attributes`` follows;
+* ``state``: what the cycle's passes read of the slot's own state (``slotstate``);
+* ``weight``: the slot's ``SlotWeight`` with the key of the weigher that worked it out
+  (``accountant.SlotWeigher``), when it follows from the ad's literals.
 
 Entries last one cycle beyond their last use (``begin`` starts a cycle): the memo holds the ads,
 so an id in it cannot be reused while its entry lives.
@@ -52,7 +55,8 @@ def literal_only(ad: ClassAd, names: Sequence[str]) -> bool:
 class SlotFacts:
     """The facts of one slot ad (see the module docstring)."""
 
-    __slots__ = ("ad", "shape", "decorated_shapes", "name", "remote_user", "cp", "values", "significant")
+    __slots__ = ("ad", "shape", "decorated_shapes", "name", "remote_user", "cp", "values", "significant", "state",
+                 "weight")
 
     def __init__(self, ad: ClassAd) -> None:
         self.ad = ad
@@ -64,6 +68,8 @@ class SlotFacts:
         #: names tuple -> the ad's value keys for those names
         self.values: dict[tuple[str, ...], tuple[Hashable, ...]] = {}
         self.significant: tuple[tuple[Node, ...], tuple[int, ...]] | None = None
+        self.state: Any = UNKNOWN
+        self.weight: tuple[Hashable, float] | None = None
 
     def expression_shape(self) -> Shape:
         shape = self.shape

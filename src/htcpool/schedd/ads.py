@@ -47,15 +47,17 @@ class SubmitterAds:
 
     def __init__(self) -> None:
         self._made: dict[str, tuple[tuple[object, ...], ClassAd]] = {}
+        #: the submitters whose ad of the last advertisement shows idle jobs
+        self.idle: frozenset[str] = frozenset()
 
-    def ad(self, values: dict[str, object]) -> ClassAd:
-        """The ad of ``values`` (a Submitter ad's attributes, ``Name`` among them)."""
-        key = tuple(values.items())
-        name = str(values["Name"])
+    def ad(self, name: str, common: dict[str, object], counts: dict[str, int]) -> ClassAd:
+        """The ad of submitter ``name``: ``common`` (the attributes every submitter's ad shares)
+        and ``counts`` (its jobs, always with the same names in the same order)."""
+        key = (tuple(common.items()), tuple(counts.values()))
         made = self._made.get(name)
         if made is not None and made[0] == key:
             return made[1]
-        ad = ClassAd(values)
+        ad = ClassAd({"MyType": "Submitter", "Name": name, **common, **counts})
         self._made[name] = (key, ad)
         return ad
 
@@ -94,12 +96,13 @@ def schedd_ads(queue: JobQueue, host: str, address: str, started: float, now: fl
     if statistics is not None:
         out[0].update(statistics(totals["TotalRunningJobs"]))
     made = made if made is not None else SubmitterAds()
+    common: dict[str, object] = {"ScheddName": name, "Machine": host, "MyAddress": address,
+                                 "ScheddIpAddr": settings.schedd_address, "ClassAdLifetime": lifetime}
     for submitter, c in counts.items():
         if submitter:
-            out.append(made.ad({"MyType": "Submitter", "Name": submitter, "ScheddName": name,
-                                "Machine": host, "MyAddress": address,
-                                "ScheddIpAddr": settings.schedd_address, "ClassAdLifetime": lifetime, **c}))
+            out.append(made.ad(submitter, common, c))
     made.keep_only(counts)
+    made.idle = frozenset(submitter for submitter, c in counts.items() if submitter and c["IdleJobs"])
     return out
 
 

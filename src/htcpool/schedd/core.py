@@ -242,16 +242,13 @@ class Schedd:
 
     def advertise(self, now: float) -> None:
         """Send the Scheduler and Submitter ads now."""
-        idle = []
         def statistics(running: int) -> dict[str, object]:
             return self.stats.publish(self.settings.statistics.publish, now, running)
 
         for ad in ads.schedd_ads(self.queue, self.host, self.address, self.started, now, statistics,
                                  self.submitter_ads):
             self.emit(ToCollector(UpdateAd(ad)))
-            if ad.get("MyType") == "Submitter" and ad.get("IdleJobs"):
-                idle.append(str(ad.get("Name")))
-        self.advertised_idle = frozenset(idle)
+        self.advertised_idle = self.submitter_ads.idle
         self.last_advert = now
         self.next_advert = now + min(self.settings.schedd_interval, PERIODIC_INTERVAL_CAP)
 
