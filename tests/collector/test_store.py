@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from htcpool.classad import ClassAd, ExprTree
@@ -183,6 +185,32 @@ def test_invalidate_by_name_and_by_constraint() -> None:
     assert store.invalidate("Machine", "slot2@a", constraint="Memory > 5000") == 0
     assert store.invalidate("Any", constraint="true") == 2
     assert len(store) == 0 and store.next_deadline() is None
+
+
+def test_the_query_order_is_kept_as_ads_come_and_go() -> None:
+    """The sorted order a query walks is kept as ads are added, invalidated by name or by
+    constraint and expire (not re-sorted on each change): random changes, each query compared
+    with a sort of what is held."""
+    rng = random.Random(7)
+    store = AdStore(default_lifetime=50)
+    held: dict[str, float] = {}  # name -> when it was last updated
+    for step in range(600):
+        now = T0 + step
+        name = f"slot{rng.randrange(40)}@m{rng.randrange(3)}"
+        kind = rng.randrange(4)
+        if kind <= 1:
+            store.update(machine(name, Memory=rng.randrange(4) * 1000), now)
+            held[name] = now
+        elif kind == 2:
+            assert store.invalidate("Machine", name, now=now) == (1 if name in held else 0)
+            held.pop(name, None)
+        else:
+            gone = store.invalidate("Machine", constraint="Memory == 0", now=now)
+            assert gone == sum(1 for n in list(held) if store.lookup("Machine", n) is None)
+            held = {n: t for n, t in held.items() if store.lookup("Machine", n) is not None}
+        for key in store.expire(now):
+            held.pop(key[1], None)
+        assert names(store.query("Machine", now=now)) == sorted(held), step
 
 
 def test_invalidate_needs_a_name_or_a_constraint() -> None:

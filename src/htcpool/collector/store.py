@@ -48,6 +48,7 @@ Rules of this module (HTCondor's ``CollectorEngine`` and ``CollectorStats``):
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import math
 from collections.abc import Iterable, Iterator
@@ -145,7 +146,8 @@ class AdStore:
         self.daemon_stats = daemon_stats
         self.absent = absent
         self._tables: dict[str, dict[AdKey, _Entry]] = {}
-        self._order: dict[str, list[AdKey]] = {}  # sorted keys per table, dropped on change
+        #: sorted keys per table, made on the first read and kept sorted as keys come and go
+        self._order: dict[str, list[AdKey]] = {}
         self._heap: list[tuple[int, int, AdKey]] = []
         self._serial = 0
         self._count = 0
@@ -177,7 +179,7 @@ class AdStore:
             self._count_update(entry, old, now)
         if old is None:
             self._count += 1
-            self._order.pop(key[0], None)
+            self._ordered_add(key)
         elif old.ad.get("Absent") is True:
             self.absent_version += 1
         table[key] = entry
@@ -216,8 +218,15 @@ class AdStore:
         del table[key]
         if not table:
             del self._tables[key[0]]
-        self._order.pop(key[0], None)
+        order = self._order.get(key[0])
+        if order is not None:
+            del order[bisect.bisect_left(order, key)]
         self._count -= 1
+
+    def _ordered_add(self, key: AdKey) -> None:
+        order = self._order.get(key[0])
+        if order is not None:
+            bisect.insort(order, key)
 
     def _compact(self) -> None:
         self._heap = [
@@ -241,11 +250,18 @@ class AdStore:
         if name is None and expr is None:
             raise CollectorUsageError("invalidate needs a name or a constraint")
         context = EvalContext(clock=fixed_clock(self._now if now is None else now), pool=request_pool())
-        doomed = [
-            key
-            for key, entry in self._entries(my_type)
-            if (name is None or key[1] == name) and (expr is None or expr(entry.ad, context))
-        ]
+        kind = my_type.lower() if isinstance(my_type, str) else ""
+        if name is not None and kind and kind not in (ANY_TYPE, "submitter"):
+            # one ad at most: its key is (type, name, "") (only Submitter keys hold a schedd's name)
+            key = (kind, name, "")
+            entry = self._tables.get(kind, {}).get(key)
+            doomed = [key] if entry is not None and (expr is None or expr(entry.ad, context)) else []
+        else:
+            doomed = [
+                key
+                for key, entry in self._entries(my_type)
+                if (name is None or key[1] == name) and (expr is None or expr(entry.ad, context))
+            ]
         for key in doomed:
             self._remove(key)
         return len(doomed)
@@ -305,7 +321,7 @@ class AdStore:
         self._serial += 1
         self._tables.setdefault(key[0], {})[key] = _Entry(stored, None, deadline, self._serial)
         self._count += 1
-        self._order.pop(key[0], None)
+        self._ordered_add(key)
         heapq.heappush(self._heap, (deadline, self._serial, key))
         self.absent_version += 1
         return key
