@@ -82,3 +82,20 @@ ARGS = values
 test_row_matches_reference, test_generated_calls_match_reference = reference_tests(
     ROWS, calls(NAMES, ARGS, 2)
 )
+
+
+def test_random_draws_from_a_generator_seeded_on_first_use() -> None:
+    """Each evaluation context's ``random()`` numbers are those of ``random.Random(0)``; the
+    generator is seeded only when a number is drawn (contexts are made by the thousand)."""
+    import random
+
+    from htcpool.classad import ClassAd, EvalContext, ExprTree
+    from htcpool.classad.context import LazyRandom
+
+    context = EvalContext()
+    assert isinstance(context.rng, LazyRandom) and not context.rng.seeded
+    ad = ClassAd({"A": 1})
+    drawn = [ExprTree(text).evaluate(ad, None, context) for text in ("random(1000)",) * 3 + ("random()",)]
+    reference = random.Random(0)
+    assert drawn == [reference.getrandbits(31) % 1000 for _ in range(3)] + [reference.random()]
+    assert context.rng.seeded

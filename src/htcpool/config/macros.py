@@ -27,6 +27,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from htcpool.classad.context import LazyRandom
 from htcpool.config.errors import ConfigExpansionError, ConfigRecursionError
 
 #: Function names recognised after ``$`` (case-sensitive, as in HTCondor).
@@ -172,32 +173,6 @@ def replace_dollar(text: str) -> str:
         out.append(text[pos : ref.dollar])
         out.append("$")
         pos = ref.end
-
-
-class LazyRandom:
-    """``random.Random(seed)``, made only when the first number is drawn.
-
-    Seeding a Mersenne Twister costs a few microseconds; most reads and submit
-    descriptions never use ``$RANDOM_CHOICE``/``$RANDOM_INTEGER``, so they skip it.
-    The numbers drawn are exactly those of ``random.Random(seed)``.
-    """
-
-    __slots__ = ("_rng", "seed")
-
-    def __init__(self, seed: int = 0) -> None:
-        self.seed = seed
-        self._rng: random.Random | None = None
-
-    @property
-    def seeded(self) -> bool:
-        """Whether the generator has been made (a number was drawn)."""
-        return self._rng is not None
-
-    def randrange(self, start: int, stop: int | None = None, step: int = 1) -> int:
-        rng = self._rng
-        if rng is None:
-            rng = self._rng = random.Random(self.seed)
-        return rng.randrange(start, stop, step)
 
 
 #: What serves ``$RANDOM_*``: a generator, or one seeded on first use.
