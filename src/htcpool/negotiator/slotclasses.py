@@ -137,6 +137,8 @@ class MatchClass:
     left: int = 0  # slots of the class still available (none left: no candidate for anyone)
     #: (negated sort key, class) in order, when no rank reads the job and nothing is claimed
     static_order: list[tuple[tuple[float, ...], FullClass]] | None = None
+    #: its full class of settled claimed slots (``SlotTable._settled_class``), once there is one
+    settled_class: FullClass | None = None
 
 
 class SlotTable:
@@ -231,11 +233,19 @@ class SlotTable:
         self.facts: list[SlotFacts] = list(facts) if facts is not None else [SlotFacts(a) for a in self.ads]
         self.added: list[tuple[str, ...]] = list(added) if added is not None else [()] * len(self.ads)
         self._touches: dict[tuple[str, ...], bool] = {(): False}
-        every = range(len(self.ads))
         #: each slot's remote user, as preemption sees it (None for an unclaimed slot)
-        self.remote_users: list[str | None] = [self._remote_user(i) for i in every]
-        self.names: list[str] = [self._name(i) for i in every]
-        self.cp_resources: list[tuple[str, ...] | None] = [self._consumption(i) for i in every]
+        self.remote_users: list[str | None] = []
+        self.names: list[str] = []
+        self.cp_resources: list[tuple[str, ...] | None] = []
+        for i, (f, copied) in enumerate(zip(self.facts, self.added, strict=True)):
+            if not copied and f.remote_user is not UNKNOWN and f.name is not UNKNOWN and f.cp is not UNKNOWN:
+                self.remote_users.append(f.remote_user)  # all three remembered: the usual settled claim
+                self.names.append(f.name)
+                self.cp_resources.append(f.cp)
+            else:
+                self.remote_users.append(self._remote_user(i))
+                self.names.append(self._name(i))
+                self.cp_resources.append(self._consumption(i))
 
     def _touched(self, i: int) -> bool:
         """Whether the cycle's copy of slot ``i`` sets an attribute its name, remote user or
@@ -379,12 +389,11 @@ class SlotTable:
         """The one full class of match class ``m`` that holds its settled claimed slots: never a
         candidate (``sort_key`` is None), refused by PREEMPTION_REQUIREMENTS for every job, so
         neither its ranks nor its slots' rank values are worked out."""
-        fkey = ("settled", m.key)
-        f = self.full_classes.get(fkey)
+        f = m.settled_class
         if f is None:
-            f = FullClass(len(self.full_classes), m, ad, [], True, remote, 0.0,
-                          static={"preq": 0.0}, settled=True)
-            self.full_classes[fkey] = f
+            f = m.settled_class = FullClass(len(self.full_classes), m, ad, [], True, remote, 0.0,
+                                            static={"preq": 0.0}, settled=True)
+            self.full_classes[("settled", m.key)] = f
             m.full.append(f)
         return f
 
