@@ -382,6 +382,14 @@ class AdStore:
         if limit is not None and limit == 0:
             return out
         hide_absent = self.absent is not None and not (expr is not None and expr.mentions_absent)
+        if shared and keys is None and expr is None and not hide_absent and limit is None:
+            # every ad's snapshot (a negotiator's fetch of the whole pool): no per-ad test to make
+            snapshot = self._snapshot
+            for _, entry in self._entries(my_type):
+                kept = entry.snapshot
+                out.append(kept[1] if kept is not None and kept[0] == include_private
+                           else snapshot(entry, include_private))
+            return out
         for _, entry in self._entries(my_type):
             if hide_absent and entry.ad.get("Absent") is True:
                 continue

@@ -215,7 +215,7 @@ class NegotiationCycle:
         discount = acct.policy.discount_suspended_resources
         acct.check_matches(slots, self.now, weights if pol.accountant == acct.policy else None,
                            [charged_customer(st, discount) for st in slot_states])
-        self.limits.count_slots(slots, self.context)
+        self.limits.count_slots([s for s, st in zip(slots, slot_states, strict=True) if st.limits], self.context)
         size = pool_size(slots, weights, use_slot_weights=pol.accountant.use_slot_weights,
                          context=self.context, constraint=pol.slot_poolsize_constraint,
                          multipliers=[st.multiplier for st in slot_states],

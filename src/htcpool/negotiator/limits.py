@@ -50,6 +50,12 @@ _LIMIT_ATTRS = (("concurrencylimits", "ConcurrencyLimits"), ("preemptingconcurre
                 ("matchedconcurrencylimits", "MatchedConcurrencyLimits"))
 
 
+def consumes_limits(ad: ClassAd) -> bool:
+    """Whether the slot ad defines any attribute ``ConcurrencyLimits.count_slots`` reads."""
+    exprs = ad._exprs
+    return any(key in exprs for key, _ in _LIMIT_ATTRS)
+
+
 class ConcurrencyLimits:
     """The cycle's counts of every concurrency limit, and the caps they are checked against."""
 

@@ -1,7 +1,7 @@
 """What a negotiation cycle reads of a slot's own state, once per version of its ad.
 
 Every pass of a cycle over the pool's slots (the Name check, the accountant's recount, the
-pool's size, the trim of step 3 and the placing of settled claims in the slot table) reads a
+pool's size, the concurrency limits' count, the trim of step 3 and the placing of settled claims in the slot table) reads a
 few attributes of each slot: its state and activity, whether it is partitionable or dynamic,
 its user, its rank, its retirement. ``SlotState`` holds what those reads give, worked out by
 the very functions the passes call (``literal``, ``current_rank``, ``settled_claim`` …).
@@ -20,6 +20,7 @@ from typing import NamedTuple
 from htcpool.classad import ClassAd, EvalContext
 from htcpool.negotiator.accountant import CLAIMED_LIKE, remote_user_of
 from htcpool.negotiator.exprinfo import literal, number
+from htcpool.negotiator.limits import consumes_limits
 from htcpool.negotiator.poolsize import effective_cpus, ghost_multiplier
 from htcpool.negotiator.slotclasses import SlotTable, current_rank, remote_user_for_preemption
 from htcpool.negotiator.slotmemo import UNKNOWN, SlotFacts, literal_only
@@ -50,6 +51,7 @@ class SlotState(NamedTuple):
     customer: str | None  # ``accountant.remote_user_of``
     multiplier: int  # GhostMultiplier (``poolsize``)
     effective: int  # the cpus a p-slot counts for in the pool's size (``poolsize``)
+    limits: bool  # it has an attribute that concurrency limits are counted from (``limits``)
 
 
 def read_state(ad: ClassAd, context: EvalContext) -> SlotState:
@@ -73,6 +75,7 @@ def read_state(ad: ClassAd, context: EvalContext) -> SlotState:
         customer=remote_user_of(ad, context),
         multiplier=ghost_multiplier(ad, context),
         effective=effective_cpus(ad, context),
+        limits=consumes_limits(ad),
     )
 
 
