@@ -166,9 +166,7 @@ class SlotTable:
     ) -> None:
         self.ads: list[ClassAd] = list(slots)
         self.context = context
-        #: each slot's ``slotstate.SlotState`` (read from the collector's ad), when the cycle has them
-        self.states = states
-        self._read_facts(facts, added)
+        self._read_facts(facts, added, states)
         #: ``expression_shape`` of each ad (ads of one shape have the same closures)
         self.shapes: list[Shape] = list(shapes) if shapes is not None else [expression_shape(a) for a in self.ads]
         #: each slot's SlotWeight (``weigh`` of its current ad; given, or weighed here)
@@ -227,7 +225,10 @@ class SlotTable:
                 m.static_order = order
 
     # ------------------------------------------------------------------ facts of the ads
-    def _read_facts(self, facts: Sequence[SlotFacts] | None, added: Sequence[tuple[str, ...]] | None) -> None:
+    def _read_facts(self, facts: Sequence[SlotFacts] | None, added: Sequence[tuple[str, ...]] | None,
+                    states: Sequence[SlotState] | None) -> None:
+        #: each slot's ``slotstate.SlotState`` (read from the collector's ad), when the cycle has them
+        self.states = states
         #: the facts of each slot's ad as the collector gave it (``slotmemo``), and the lower-cased
         #: attributes the cycle set in the copy given here (its ephemeral ones; empty: no copy)
         self.facts: list[SlotFacts] = list(facts) if facts is not None else [SlotFacts(a) for a in self.ads]
