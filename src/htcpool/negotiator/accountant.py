@@ -34,7 +34,7 @@ import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from htcpool.classad import ClassAd, EvalContext, ExprTree, as_number, fixed_clock
-from htcpool.classad.nodes import AttrRef, Literal
+from htcpool.classad.nodes import AttrRef, Literal, Node
 from htcpool.negotiator.errors import NegotiatorUsageError
 from htcpool.negotiator.exprinfo import literal
 from htcpool.negotiator.records import LEASED, AccountantSnapshot, AccountantStore, CustomerRecord
@@ -73,6 +73,16 @@ def is_claimed(slot: ClassAd, discount_suspended: bool, context: EvalContext) ->
     return remote_user_of(slot, context) is not None
 
 
+def _own_weight(exprs: dict[str, Node]) -> Node | None:
+    """A slot's own ``SlotWeight`` node; the startd's ``SlotWeight = Cpus`` as the literal it names."""
+    own = exprs.get("slotweight")
+    if type(own) is AttrRef and own.base is None and not own.absolute:
+        named = exprs.get(own.key)
+        if type(named) is Literal:
+            return named
+    return own
+
+
 class SlotWeigher:
     """``SlotWeight`` of a slot ad, with the negotiator's fallback to ``SLOT_WEIGHT``."""
 
@@ -95,17 +105,12 @@ class SlotWeigher:
         if not self.use:
             return True
         exprs = slot._exprs
-        if not self.force:
-            own = exprs.get("slotweight")
-            if own is not None:
-                if type(own) is AttrRef and own.base is None and not own.absolute:
-                    named = exprs.get(own.key)
-                    if type(named) is Literal:
-                        own = named
-                if type(own) is not Literal:
-                    return False
-                if as_number(own.value) is not None:
-                    return True
+        own = None if self.force else _own_weight(exprs)
+        if own is not None:
+            if type(own) is not Literal:
+                return False
+            if as_number(own.value) is not None:
+                return True
         return type(exprs.get(self.attribute) if self.attribute is not None else None) is Literal
 
     def __call__(self, slot: ClassAd) -> float:
@@ -113,15 +118,9 @@ class SlotWeigher:
             return 1.0
         exprs = slot._exprs
         v = None
-        if not self.force:
-            own = exprs.get("slotweight")
-            if own is not None:
-                if type(own) is AttrRef and own.base is None and not own.absolute:
-                    # the startd's ``SlotWeight = Cpus``: read the literal it names at once
-                    named = exprs.get(own.key)
-                    if type(named) is Literal:
-                        own = named
-                v = as_number(own.value if type(own) is Literal else slot.evaluate("SlotWeight", self.context))
+        own = None if self.force else _own_weight(exprs)
+        if own is not None:
+            v = as_number(own.value if type(own) is Literal else slot.evaluate("SlotWeight", self.context))
         if v is None:
             node = exprs.get(self.attribute) if self.attribute is not None else None
             if type(node) is Literal:
