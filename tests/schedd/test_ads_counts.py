@@ -49,3 +49,24 @@ def test_an_unchanged_submitters_ad_is_sent_again_as_the_same_object() -> None:
     third = {str(a["Name"]): a for a in schedd_ads(core.queue, "submit", "http://submit:1", T0, T0, made=made)[1:]}
     assert third[alice] is first[alice] and third[bob] is not again[bob] and third[bob]["IdleJobs"] == 2
     assert made.idle == {alice, bob}  # the submitters whose ads show idle jobs (the schedd's advertised_idle)
+
+
+def test_a_submitter_whose_jobs_left_is_advertised_once_without_jobs() -> None:
+    """HTCondor 25's schedd sends one more ad for a submitter whose last job left, every count 0
+    (``updateSubmitterAd``: ``absentUpdateSent``), then no more: the collector does not go on
+    showing the jobs it last heard of until the ad's lifetime ends."""
+    core = schedd()
+    submit(core, "", owner="alice")
+    bob = submit(core, "", owner="bob")
+    made = SubmitterAds()
+
+    def submitters() -> dict[str, tuple[int, int, int]]:
+        ads = schedd_ads(core.queue, "submit", "http://submit:1", T0, T0, made=made)[1:]
+        return {str(a["Name"]).split("@")[0]: (a["IdleJobs"], a["RunningJobs"], a["HeldJobs"]) for a in ads}
+
+    assert submitters() == {"alice": (1, 0, 0), "bob": (1, 0, 0)}
+    core.queue.remove((bob, 0), None, T0)
+    assert submitters() == {"alice": (1, 0, 0), "bob": (0, 0, 0)}
+    assert submitters() == {"alice": (1, 0, 0)}
+    submit(core, "", owner="bob")  # back with a job: advertised again
+    assert submitters() == {"alice": (1, 0, 0), "bob": (1, 0, 0)}

@@ -10,7 +10,10 @@ transferring output). Local and scheduler universe jobs, which the schedd runs i
 and never offers, are counted apart, as HTCondor's ads do: ``TotalLocalJobsIdle``,
 ``TotalLocalJobsRunning``, ``TotalSchedulerJobsIdle`` and ``TotalSchedulerJobsRunning``
 in the Scheduler ad, ``LocalJobsIdle``, ``LocalJobsRunning``, ``SchedulerJobsIdle`` and
-``SchedulerJobsRunning`` in each Submitter ad. Both ads live ``3 × SCHEDD_INTERVAL + 60`` seconds
+``SchedulerJobsRunning`` in each Submitter ad. When a submitter's last job leaves the queue, the
+next advertisement carries its ad once more with every count 0, and the later ones leave it
+out, so the collector shows it without jobs until the ad's lifetime ends (HTCondor 25's
+``updateSubmitterAd`` sends one update for a submitter without jobs, then skips it). Both ads live ``3 × SCHEDD_INTERVAL + 60`` seconds
 (``ClassAdLifetime``) so that a schedd that stops advertising drops out of the pool.
 The Scheduler ad also carries the schedd's statistics (``statistics.schedd``), which the
 core gives as a function of the running-job count. When the schedd stops it withdraws them (``withdrawals``). The counts are the ones the queue
@@ -35,6 +38,8 @@ _COUNTED_HERE = {
                **{status: (f"{name}JobsRunning", f"Total{name}JobsRunning") for status in ACTIVE}}
     for universe, name in ((Universe.LOCAL, "Local"), (Universe.SCHEDULER, "Scheduler"))}
 _HERE_ZERO = {f"{name}Jobs{what}": 0 for name in ("Local", "Scheduler") for what in ("Idle", "Running")}
+#: the counts of a submitter whose jobs have all left
+_NO_JOBS = {"IdleJobs": 0, "RunningJobs": 0, "HeldJobs": 0, **_HERE_ZERO}
 #: the statuses as ``tally.status_key`` writes them
 _STATUSES = {str(int(status)): status for status in JobStatus}
 
@@ -60,6 +65,10 @@ class SubmitterAds:
         ad = ClassAd({"MyType": "Submitter", "Name": name, **common, **counts})
         self._made[name] = (key, ad)
         return ad
+
+    def gone(self, names: Collection[str]) -> list[str]:
+        """The submitters of the last advertisement that are not in ``names``."""
+        return [n for n in self._made if n not in names]
 
     def keep_only(self, names: Collection[str]) -> None:
         """Forget the submitters not in ``names`` (no jobs in the queue any more)."""
@@ -101,6 +110,8 @@ def schedd_ads(queue: JobQueue, host: str, address: str, started: float, now: fl
     for submitter, c in counts.items():
         if submitter:
             out.append(made.ad(submitter, common, c))
+    for submitter in made.gone(counts):  # its last jobs left: one last ad, with nothing counted
+        out.append(ClassAd({"MyType": "Submitter", "Name": submitter, **common, **_NO_JOBS}))
     made.keep_only(counts)
     made.idle = frozenset(submitter for submitter, c in counts.items() if submitter and c["IdleJobs"])
     return out
