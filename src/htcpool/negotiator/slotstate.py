@@ -92,7 +92,7 @@ def slot_state(facts: SlotFacts, context: EvalContext) -> SlotState:
 def charged_customer(state: SlotState, discount_suspended: bool) -> str | None:
     """Whom the accountant charges for the slot (``accountant.is_claimed`` and
     ``remote_user_of``), or None."""
-    if not state.claimed or type(state.state) is not str:
+    if not state.claimed:  # claimed-like: State is one of the (string) claimed-like states
         return None
     if discount_suspended and type(state.activity) is str and state.activity.lower() == "suspended":
         return None

@@ -13,8 +13,8 @@ in the Scheduler ad, ``LocalJobsIdle``, ``LocalJobsRunning``, ``SchedulerJobsIdl
 ``SchedulerJobsRunning`` in each Submitter ad. When a submitter's last job leaves the queue, the
 next advertisement carries its ad once more with every count 0, and the later ones leave it
 out, so the collector shows it without jobs until the ad's lifetime ends (HTCondor 25's
-``updateSubmitterAd`` sends one update for a submitter without jobs, then skips it). Both ads live ``3 × SCHEDD_INTERVAL + 60`` seconds
-(``ClassAdLifetime``) so that a schedd that stops advertising drops out of the pool.
+``updateSubmitterAd`` sends one update for a submitter without jobs, then skips it). Both ads
+live ``3 × SCHEDD_INTERVAL + 60`` seconds (``ClassAdLifetime``) so that a schedd that stops advertising drops out of the pool.
 The Scheduler ad also carries the schedd's statistics (``statistics.schedd``), which the
 core gives as a function of the running-job count. When the schedd stops it withdraws them (``withdrawals``). The counts are the ones the queue
 keeps as jobs enter, change and leave (``tally``), not a walk over the queue.
@@ -66,14 +66,12 @@ class SubmitterAds:
         self._made[name] = (key, ad)
         return ad
 
-    def gone(self, names: Collection[str]) -> list[str]:
-        """The submitters of the last advertisement that are not in ``names``."""
-        return [n for n in self._made if n not in names]
-
-    def keep_only(self, names: Collection[str]) -> None:
-        """Forget the submitters not in ``names`` (no jobs in the queue any more)."""
-        for name in [n for n in self._made if n not in names]:
+    def keep_only(self, names: Collection[str]) -> list[str]:
+        """Forget the submitters not in ``names`` (no jobs in the queue any more); returns them."""
+        gone = [n for n in self._made if n not in names]
+        for name in gone:
             del self._made[name]
+        return gone
 
 
 def schedd_ads(queue: JobQueue, host: str, address: str, started: float, now: float,
@@ -91,7 +89,7 @@ def schedd_ads(queue: JobQueue, host: str, address: str, started: float, now: fl
                                                                 ctx).items():
         sub = counts.get(submitter)
         if sub is None:
-            sub = counts[submitter] = {"IdleJobs": 0, "RunningJobs": 0, "HeldJobs": 0, **_HERE_ZERO}
+            sub = counts[submitter] = dict(_NO_JOBS)
         state = _STATUSES.get(status)
         counted = None if state is None else (_COUNTED if universe is None else _COUNTED_HERE[universe]).get(state)
         if counted is not None:
@@ -110,9 +108,8 @@ def schedd_ads(queue: JobQueue, host: str, address: str, started: float, now: fl
     for submitter, c in counts.items():
         if submitter:
             out.append(made.ad(submitter, common, c))
-    for submitter in made.gone(counts):  # its last jobs left: one last ad, with nothing counted
+    for submitter in made.keep_only(counts):  # its last jobs left: one last ad, with nothing counted
         out.append(ClassAd({"MyType": "Submitter", "Name": submitter, **common, **_NO_JOBS}))
-    made.keep_only(counts)
     made.idle = frozenset(submitter for submitter, c in counts.items() if submitter and c["IdleJobs"])
     return out
 

@@ -250,7 +250,13 @@ class Schedd:
             self.emit(ToCollector(UpdateAd(ad)))
         self.advertised_idle = self.submitter_ads.idle
         self.last_advert = now
-        self.next_advert = now + min(self.settings.schedd_interval, PERIODIC_INTERVAL_CAP)
+        self.next_advert = now + self.advertising_pace
+
+    @property
+    def advertising_pace(self) -> float:
+        """How often the schedd advertises when nothing changes: ``SCHEDD_INTERVAL``, at most
+        ``PERIODIC_INTERVAL_CAP`` seconds."""
+        return float(min(self.settings.schedd_interval, PERIODIC_INTERVAL_CAP))
 
     def advertise_soon(self, now: float) -> None:
         """The queue changed: send the ads now when ``SCHEDD_MIN_INTERVAL`` has passed since the

@@ -23,10 +23,10 @@ These runs use no slot of the pool: they count as jobs, not in the pool's utiliz
 The core advertises its ads whenever the queue changes (on most submits, as HTCondor's schedd
 does), every Submitter ad each time; the core hands an unchanged submitter's ad back as the very
 same object (``schedd.ads.SubmitterAds``). The driver does not carry such a repeat to the
-collector unless it last carried that ad at least the core's advertising pace
-(``SCHEDD_INTERVAL``, at most ``PERIODIC_INTERVAL_CAP``) ago: the collector would store the same
-attributes, only a newer ``LastHeardFrom``, which nothing in a simulation reads, and the ad is
-still refreshed well within its ``ClassAdLifetime`` (``3 × SCHEDD_INTERVAL + 60``). A simulated
+collector unless it last carried that ad at least the core's advertising pace ago
+(``Schedd.advertising_pace``: ``SCHEDD_INTERVAL``, at most ``PERIODIC_INTERVAL_CAP``): the
+collector would store the same attributes, only a newer ``LastHeardFrom``, which nothing in a
+simulation reads, and the ad is still refreshed well within its ``ClassAdLifetime`` (``3 × SCHEDD_INTERVAL + 60``). A simulated
 collector never restarts, so no ad needs resending for that (the live driver sends every one).
 On a 10,000-cpu pool with 100 users the repeats were 93 % of the collector's updates.
 """
@@ -58,7 +58,6 @@ from htcpool.schedd import (
     ToNegotiator,
     ToStartd,
 )
-from htcpool.schedd.queue import PERIODIC_INTERVAL_CAP
 from htcpool.sim.central import COLLECTOR, NEGOTIATOR
 from htcpool.sim.events import EventLoop, Priority
 from htcpool.sim.startd_driver import USAGE_INTERVAL
@@ -108,7 +107,6 @@ class ScheddDriver:
         self.local_runs: dict[str, LocalRun] = {}
         #: per (MyType, Name), the ad object last carried to the collector and when
         self._carried: dict[tuple[object, object], tuple[ClassAd, float]] = {}
-        self._pace = float(max(0, min(settings.schedd_interval, PERIODIC_INTERVAL_CAP)))
         transport.register(SCHEDD, self.receive)
         self._carry(self.core.start(loop.now, SCHEDD, "<sim:9618>").actions)
         self.arm()
@@ -176,7 +174,7 @@ class ScheddDriver:
         exprs = ad._exprs
         key = (_literal_value(exprs.get("mytype")), _literal_value(exprs.get("name")))
         last = self._carried.get(key)
-        if last is not None and last[0] is ad and now - last[1] < self._pace:
+        if last is not None and last[0] is ad and now - last[1] < self.core.advertising_pace:
             return True
         self._carried[key] = (ad, now)
         return False
