@@ -58,9 +58,10 @@ def _state(s: Startd) -> list[object]:
     return [slots, s.last_load_time, s._next_poll, s._next_update, dict(s.totals), s.drain_totals.expected_at]
 
 
-def _drive(text: str, cpus: int, steps: list[Step], end: float) -> tuple[list[str], list[list[object]], int]:
+def _drive(text: str, cpus: int, steps: list[Step], end: float,
+           state: Callable[[Startd], list[object]] = _state) -> tuple[list[str], list[list[object]], int]:
     """The machine driven through ``steps`` with its timers fired in between; the actions with
-    their times, the machine's state after every call, and how many polls were quiet."""
+    their times, the machine's ``state`` after every call, and how many polls were quiet."""
     s = make_startd(text, cpus=cpus)
     quiet = 0
     real = s._quiet_poll
@@ -83,7 +84,7 @@ def _drive(text: str, cpus: int, steps: list[Step], end: float) -> tuple[list[st
             trace += [f"{t} {a!r}" for a in s.handle_timer(t)]
         else:
             return trace, states, quiet
-        states.append(_state(s))
+        states.append(state(s))
 
 
 SCENARIOS: dict[str, tuple[str, int, list[Step], float]] = {

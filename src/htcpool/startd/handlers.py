@@ -333,6 +333,17 @@ def on_cancel_drain(startd: Startd, msg: CancelDrain, now: float) -> None:
 #: messages that change nothing a slot's policy or ad reads (``Alive`` moves a claim's lease, a timer
 #: of the machine): the periodic poll goes on skipping the settled slots after them (``settle``)
 KEEPS_SETTLED: frozenset[type] = frozenset({Alive})
+#: messages about one claim, which change only the slots they mark changed (``Startd.mark_changed``:
+#: every transition marks its slot, and a slot whose ad moves must be sent again) and, through
+#: them, their p-slot (its resources and ``Child…`` lists): after one, only those are evaluated
+#: at the next poll (``settle``). None of them moves anything of the machine's that a settled
+#: slot's ad or policy reads (drains, shutdowns, readings, benchmarks and the rest do: after
+#: those every slot is evaluated); a flag one sets on a claim without marking it (a release
+#: during Cleaning, a soft kill) belongs to a slot in a state that never settles, or is read by
+#: no policy.
+UNSETTLES_ITS_SLOTS: frozenset[type] = frozenset({
+    MatchNotification, RequestClaim, ActivateClaim, DeactivateClaim, ReleaseClaim, StarterExited, FinalJobUpdate,
+})
 
 HANDLERS: dict[type, Callable[[Startd, Any, float], None]] = {
     SensorReadings: on_sensors,

@@ -55,7 +55,7 @@ from htcpool.startd.claim_ids import ClaimSecrets, make_claim_id, seeded_secrets
 from htcpool.startd.drain import DrainState, DrainTotals, check_drain, drain_completion
 from htcpool.startd.errors import StartdUsageError
 from htcpool.startd.evaluation import suggest
-from htcpool.startd.handlers import HANDLERS, KEEPS_SETTLED
+from htcpool.startd.handlers import HANDLERS, KEEPS_SETTLED, UNSETTLES_ITS_SLOTS
 from htcpool.startd.layout import Inventory, ResourceConstraintError, SlotSpec, build_layout
 from htcpool.startd.policy import CompiledPolicy, Evaluator, compile_policy, parse
 from htcpool.startd.quiet import QuietSpell, quiet_spell
@@ -185,15 +185,29 @@ class Startd:
     def handle(self, message: Message, now: float) -> list[Action]:
         """Process one message; returns the actions it causes."""
         self._set_now(now)
-        if type(message) not in KEEPS_SETTLED:
-            self.settled.clear()
+        kind = type(message)
+        if kind not in KEEPS_SETTLED:
+            if kind not in UNSETTLES_ITS_SLOTS:
+                self.settled.clear()
             # a quiet spell ends too; one that outlives a renewed lease ends at the old lease time
             self._quiet = None
-        handler: Callable[[Startd, Any, float], None] | None = HANDLERS.get(type(message))
+        handler: Callable[[Startd, Any, float], None] | None = HANDLERS.get(kind)
         if handler is None:
-            raise StartdUsageError(f"unknown message {type(message).__name__}")
+            raise StartdUsageError(f"unknown message {kind.__name__}")
         handler(self, message, now)
+        if kind in UNSETTLES_ITS_SLOTS:
+            self._unsettle_changed()
         return self._flush(now)
+
+    def _unsettle_changed(self) -> None:
+        """The slots marked changed since the last flush, and their p-slots, are evaluated at the
+        next poll (``handlers.UNSETTLES_ITS_SLOTS``)."""
+        settled = self.settled
+        if settled:
+            for slot in self.changed.values():
+                settled.discard(slot)
+                if slot.parent is not None:
+                    settled.discard(slot.parent)
 
     def handle_timer(self, now: float) -> list[Action]:
         """Fire every timer due at ``now``, then poll if a poll is due."""
