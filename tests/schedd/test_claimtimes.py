@@ -100,3 +100,33 @@ def test_reserved_and_held_jobs_match_the_walk_over_random_changes() -> None:
         assert set(table.reserved_jobs()) == reserved_walk(table), f"step {step}"
         assert set(table.held_jobs()) == {c.job for c in table.values() if c.job is not None}, f"step {step}"
     assert table.pop("nothing", None) is None
+
+
+def due_walk(table: ClaimTable[Claim], now: float) -> list[str]:
+    """What ``ClaimManager.handle_timer`` walked every claim for: in the dict's order, those with a
+    lease run out or a keep-alive due (their deadline come) and the idle ones."""
+    return [c.claim_id for c in table.values() if c.deadline() <= now or c.state is ClaimState.IDLE]
+
+
+def test_due_claims_match_the_walk_in_its_order_over_random_changes() -> None:
+    rng = random.Random(5)
+    table: ClaimTable[Claim] = ClaimTable()
+    states = list(ClaimState)
+    for step in range(20_000):
+        op = rng.random()
+        ids = list(table)
+        if op < 0.15 or not ids:
+            cid = f"c{rng.randrange(150)}"  # sometimes replaces a held claim, which keeps its place
+            table[cid] = Claim(cid, ClassAd(), "u@d", None, state=rng.choice(states),
+                               last_heard=rng.uniform(0, 1000), lease=rng.uniform(0, 500))
+        elif op < 0.25:
+            del table[rng.choice(ids)]
+        else:
+            claim = table[rng.choice(ids)]
+            field = rng.choice(["state", "last_heard", "lease", "next_alive", "keep_idle_until"])
+            value: object = rng.choice(states) if field == "state" else (
+                None if field in ("next_alive", "keep_idle_until") and rng.random() < 0.3
+                else rng.uniform(0, 1500))
+            setattr(claim, field, value)
+        now = rng.uniform(0, 1500)
+        assert [c.claim_id for c in table.due(now)] == due_walk(table, now), f"step {step}"

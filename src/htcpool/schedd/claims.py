@@ -171,6 +171,10 @@ class Claim:
     def watch(self, table: Watcher) -> None:
         self.table = table
 
+    def waiting(self) -> bool:
+        """An idle claim: every timer firing tries to place a job on it (``ClaimManager.handle_timer``)."""
+        return self.state is ClaimState.IDLE
+
     def reserves(self) -> JobId | None:
         """The job this claim holds for running: while it activates or runs it."""
         return self.job if self.job is not None and self.state in _RESERVING else None
@@ -467,7 +471,8 @@ class ClaimManager:
 
     def handle_timer(self, now: float) -> list[ClaimAction]:
         actions: list[ClaimAction] = []
-        for claim in list(self.claims.values()):
+        # a claim neither due nor idle has nothing to do: the due and idle ones, in the table's order
+        for claim in self.claims.due(now):
             if now >= claim.last_heard + claim.lease:
                 self._move(claim, ClaimEvent.LEASE_EXPIRED)
                 self._evict(claim, now, LEASE_EXPIRED_REASON)

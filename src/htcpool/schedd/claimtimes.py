@@ -8,6 +8,12 @@ decides the deadline changes (``Claim`` tells its table). Entries are never upda
 ``earliest`` drops, from the top, those of claims that left the table or whose deadline has moved
 since, so what it returns is exactly the minimum of every held claim's deadline.
 
+A timer firing looks at the claims whose deadline has come and at the claims that ask every
+firing to look at them (``Timed.waiting``: an idle claim waiting for a job), not at every claim:
+``due`` finds the first among the heap's entries that are due (a walk of the heap that stops
+below an entry not due) and returns them in the dict's own order (a serial per key, given when
+the key joins), the order a walk over every claim would meet them in.
+
 The table also keeps which jobs its claims hold, and which they reserve (a claim activating or
 running a job): the schedd asks for those sets each time it places a job on a claim or offers
 jobs to the negotiator, and a walk over every claim for them cost a millisecond each time on a
@@ -44,6 +50,10 @@ class Timed(Protocol):
         """From now on, tell ``table`` when the deadline may have moved."""
         ...
 
+    def waiting(self) -> bool:
+        """Whether every timer firing has something to look at in this claim, due or not."""
+        ...
+
     def reserves(self) -> Hashable | None:
         """The job this claim holds for running (activating it or running it), or None."""
         ...
@@ -67,12 +77,17 @@ class ClaimTable(dict[str, T]):
         #: job → how many held claims reserve it (``Timed.reserves``), and how many hold it at all
         self._reserved: dict[Hashable, int] = {}
         self._held: dict[Hashable, int] = {}
+        #: claim id → its place in the dict's order; the claims every firing looks at (``waiting``)
+        self._order: dict[str, int] = {}
+        self._waiting: set[str] = set()
 
     def __setitem__(self, claim_id: str, claim: T) -> None:
         old = self.get(claim_id)
         if old is not None:
             self._drop(self._held, old.job)
             self._drop(self._reserved, old.reserves())
+        else:
+            self._order[claim_id] = next(self._seq)  # a new key goes last; a replaced one keeps its place
         super().__setitem__(claim_id, claim)
         claim.watch(self)
         self._add(self._held, claim.job)
@@ -82,6 +97,8 @@ class ClaimTable(dict[str, T]):
     def __delitem__(self, claim_id: str) -> None:
         claim = self[claim_id]
         super().__delitem__(claim_id)
+        del self._order[claim_id]
+        self._waiting.discard(claim_id)
         self._drop(self._held, claim.job)
         self._drop(self._reserved, claim.reserves())
 
@@ -133,8 +150,28 @@ class ClaimTable(dict[str, T]):
         if self.get(claim.claim_id) is not claim:
             return  # not (or no longer) held: its deadline counts for nothing
         heapq.heappush(self._heap, (claim.deadline(), next(self._seq), claim.claim_id))
+        if claim.waiting():
+            self._waiting.add(claim.claim_id)
+        else:
+            self._waiting.discard(claim.claim_id)
         if len(self._heap) > 4 * len(self) + 64:
             self._rebuild()
+
+    def due(self, now: float) -> list[T]:
+        """The claims whose deadline is ``now`` or earlier and those ``waiting``, in the dict's order."""
+        found = set(self._waiting)
+        heap = self._heap
+        stack = [0] if heap else []
+        while stack:
+            i = stack.pop()
+            when, _, claim_id = heap[i]
+            if when > now:
+                continue  # neither it nor any entry below it is due
+            claim = self.get(claim_id)
+            if claim is not None and claim.deadline() == when:
+                found.add(claim_id)
+            stack += [j for j in (2 * i + 1, 2 * i + 2) if j < len(heap)]
+        return [self[c] for c in sorted(found, key=self._order.__getitem__)]
 
     def earliest(self) -> float | None:
         """The earliest deadline of the held claims; None when there are none."""
