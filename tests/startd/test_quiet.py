@@ -85,6 +85,7 @@ def _drive(text: str, cpus: int, steps: list[Step], end: float,
         else:
             return trace, states, quiet
         states.append(state(s))
+        assert s._timers_at in (None, s.timers_deadline())  # the timers deadline kept in a quiet spell is current
 
 
 SCENARIOS: dict[str, tuple[str, int, list[Step], float]] = {

@@ -106,6 +106,9 @@ class Startd:
         self.settled: set[Slot] = set()
         #: while every slot is settled and nothing moves, what a poll still changes (``quiet``)
         self._quiet: QuietSpell | None = None
+        #: ``timers_deadline()``, kept during a quiet spell: a quiet poll moves no other timer, and
+        #: anything else that reaches the machine (a keep-alive too) forgets it
+        self._timers_at: float | None = None
         self._seq = 0
         self._actions: list[Action] = []
         self._next_poll = now
@@ -185,6 +188,7 @@ class Startd:
     def handle(self, message: Message, now: float) -> list[Action]:
         """Process one message; returns the actions it causes."""
         self._set_now(now)
+        self._timers_at = None
         kind = type(message)
         if kind not in KEEPS_SETTLED:
             if kind not in UNSETTLES_ITS_SLOTS:
@@ -217,6 +221,7 @@ class Startd:
             self._quiet_poll(now, spell)
             return []
         self._quiet = None
+        self._timers_at = None
         for slot in list(self.slots):
             if not self.is_live(slot):
                 continue
@@ -266,7 +271,12 @@ class Startd:
 
     def next_deadline(self) -> float | None:
         """The earliest time ``handle_timer`` has something to do."""
-        return min(self._next_poll, self.timers_deadline())
+        timers = self._timers_at
+        if timers is None:
+            timers = self.timers_deadline()
+            if self._quiet is not None:
+                self._timers_at = timers
+        return min(self._next_poll, timers)
 
     def timers_deadline(self) -> float:
         """The earliest of the machine's timers other than the poll (a claim's match deadline or
@@ -285,6 +295,7 @@ class Startd:
         self._set_now(now)
         self.settled.clear()
         self._quiet = None
+        self._timers_at = None
         self._poll(now)
         return self._flush(now)
 
@@ -456,6 +467,7 @@ class Startd:
         """Recompute machine values, publish every slot and evaluate every slot's policy."""
         self.settled.clear()
         self._quiet = None
+        self._timers_at = None
         self._poll(now)
 
     def _poll(self, now: float, incremental: bool = False) -> None:
