@@ -67,6 +67,9 @@ def evaluate_in_match(node: Node, my: ClassAd, target: ClassAd, ctx: EvalContext
         raise ClassAdEvaluationError(f"failed to evaluate expression: {e}") from None
     finally:
         my._parent, target._parent, my._alternate, target._alternate = saved
+        # the scopes point at the match ad that holds them: unlinked, all three are freed at once
+        # instead of waiting for Python's cycle collector (a busy pool evaluates matches all the time)
+        left_ctx._parent = right_ctx._parent = None
         if ctx.pool is not None:
             settle(s)
 

@@ -111,7 +111,7 @@ def expression_shape(ad: ClassAd) -> Shape:
     number is in use, and numbers are never given twice."""
     exprs = ad._exprs
     values = exprs.values()
-    key = (tuple(exprs), tuple([None if _is_value(n) else id(n) for n in values]))
+    key = (tuple(exprs), tuple([None if type(n) is Literal or _is_value(n) else id(n) for n in values]))
     hit = _shape_numbers.get(key)
     if hit is not None:
         return hit[0]

@@ -38,7 +38,7 @@ from htcpool.negotiator.exprinfo import (
     value_key,
 )
 from htcpool.negotiator.outcomes import PreemptState
-from htcpool.negotiator.slotmemo import UNKNOWN, SlotFacts, literal_only
+from htcpool.negotiator.slotmemo import UNKNOWN, HashedTuple, SlotFacts, literal_only
 
 if TYPE_CHECKING:  # slotstate reads a slot with this module's functions
     from htcpool.negotiator.slotstate import SlotState
@@ -202,13 +202,13 @@ class SlotTable:
             rank_nodes = [n for n in (ad._exprs.get("rank"),) if n is not None]
             own, _ = shape_closure(self.shapes[i], ad, rank_nodes + list(policy_nodes.values()))
             rank_names |= own
-        self.match_names = tuple(sorted(match_names))
+        self.match_names = HashedTuple(sorted(match_names))  # the key of each slot's value keys: hashed once
         #: the job attributes the slots' Requirements (and consumption policies) can read
         self.job_refs = frozenset(job_refs)
         self._match_pos = {n: k for k, n in enumerate(self.match_names)}
         #: each slot's match key (``match_key`` of its current ad), or None until asked for
         self.mkeys: list[Hashable | None] = [None] * len(self.ads)
-        self.rank_names = tuple(sorted(rank_names - match_names))
+        self.rank_names = HashedTuple(sorted(rank_names - match_names))
         self._rank_pos = {n: k for k, n in enumerate(self.rank_names)}
         self.match_classes: dict[Hashable, MatchClass] = {}
         self.full_classes: dict[Hashable, FullClass] = {}
@@ -397,6 +397,14 @@ class SlotTable:
             self.full_classes[("settled", m.key)] = f
             m.full.append(f)
         return f
+
+    def close(self) -> None:
+        """The cycle is over: unlink each match class from its full classes (each points back), so
+        the table is freed as soon as the cycle lets go of it, not by Python's cycle collector."""
+        for m in self.match_classes.values():
+            m.full = []
+            m.settled_class = None
+            m.static_order = None
 
     def take(self, i: int) -> None:
         """Slot ``i`` is no longer available for the rest of the cycle."""

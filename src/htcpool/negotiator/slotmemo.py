@@ -15,7 +15,9 @@ only skips the repetition. Facts:
 * ``name``, ``remote_user``, ``cp``: the slot's Name, the user preemption sees, the
   consumption-policy resources (``slotclasses``);
 * ``values``: per tuple of attribute names (the cycle's match or rank names), the ad's
-  ``value_key`` of each;
+  ``value_key`` of each, as a ``HashedTuple`` that one memo hands out once per content (a slot's
+  match key holds it and is looked up at every cycle: hashing forty keys each time, and comparing
+  them with an equal tuple of another slot, was a third of placing a slot in its class);
 * ``significant``: the non-literal nodes that ``requests.significant_attributes`` follows;
 * ``state``: what the cycle's passes read of the slot's own state (``slotstate``);
 * ``weight``: the slot's ``SlotWeight`` with the key of the weigher that worked it out
@@ -31,15 +33,30 @@ from collections.abc import Hashable, Sequence
 from typing import Any
 
 from htcpool.classad import ClassAd
-from htcpool.classad.nodes import Literal, Node
+from htcpool.classad.nodes import ListExpr, Literal, Node
 from htcpool.negotiator.exprinfo import Shape, expression_shape, value_key
 
-__all__ = ["UNKNOWN", "SlotFacts", "SlotMemo", "literal_only"]
+__all__ = ["UNKNOWN", "HashedTuple", "SlotFacts", "SlotMemo", "literal_only"]
 
 #: the tuples of names whose value keys an ad keeps (a cycle asks for two: match and rank names)
 MAX_NAME_TUPLES = 4
 #: a fact not worked out yet, or one that is not kept (it needs the cycle's clock)
 UNKNOWN: Any = object()
+
+
+#: equal value-key tuples a memo keeps one object of, at most (past it, it starts again)
+MAX_INTERNED = 100_000
+
+
+class HashedTuple(tuple):
+    """A tuple that works its hash out once: equal to, and hashing like, the plain tuple."""
+
+    def __hash__(self) -> int:
+        found = self.__dict__
+        h = found.get("hash")
+        if h is None:
+            h = found["hash"] = tuple.__hash__(self)
+        return h
 
 
 def literal_only(ad: ClassAd, names: Sequence[str]) -> bool:
@@ -56,10 +73,12 @@ class SlotFacts:
     """The facts of one slot ad (see the module docstring)."""
 
     __slots__ = ("ad", "shape", "decorated_shapes", "name", "remote_user", "cp", "values", "significant", "state",
-                 "weight")
+                 "weight", "interned")
 
-    def __init__(self, ad: ClassAd) -> None:
+    def __init__(self, ad: ClassAd, interned: dict[HashedTuple, HashedTuple] | None = None) -> None:
         self.ad = ad
+        #: the memo's one object per content of value-key tuples (``value_keys``)
+        self.interned: dict[HashedTuple, HashedTuple] = {} if interned is None else interned
         self.shape: Shape | None = None
         self.decorated_shapes: dict[tuple[str, ...], Shape] = {}
         self.name: Any = UNKNOWN
@@ -96,14 +115,15 @@ class SlotFacts:
             if len(self.values) >= MAX_NAME_TUPLES:
                 self.values.clear()
             exprs = self.ad._exprs
-            keys = self.values[names] = tuple([value_key(exprs.get(n)) for n in names])
+            keys = HashedTuple([value_key(exprs.get(n)) for n in names])
+            keys = self.values[names] = self.interned.setdefault(keys, keys)
         return keys
 
     def significant_nodes(self) -> tuple[tuple[Node, ...], tuple[int, ...]]:
         """The ad's nodes other than literals and lists, and their sorted ids."""
         found = self.significant
         if found is None:
-            nodes = tuple(n for n in self.ad._exprs.values() if type(n).__name__ not in ("Literal", "ListExpr"))
+            nodes = tuple([n for n in self.ad._exprs.values() if type(n) is not Literal and type(n) is not ListExpr])
             found = self.significant = (nodes, tuple(sorted(id(n) for n in nodes)))
         return found
 
@@ -114,6 +134,7 @@ class SlotMemo:
     def __init__(self) -> None:
         self._current: dict[int, SlotFacts] = {}
         self._previous: dict[int, SlotFacts] = {}
+        self._interned: dict[HashedTuple, HashedTuple] = {}
         self.hits = 0
         self.misses = 0
 
@@ -121,6 +142,8 @@ class SlotMemo:
         """A new cycle: the facts of ads not asked for since the previous ``begin`` are dropped."""
         self._previous = self._current
         self._current = {}
+        if len(self._interned) > MAX_INTERNED:
+            self._interned.clear()  # equal tuples then are two objects for a while: slower, no less equal
 
     def facts(self, ad: ClassAd) -> SlotFacts:
         key = id(ad)
@@ -131,7 +154,7 @@ class SlotMemo:
         if f is not None and f.ad is ad:
             self.hits += 1
         else:
-            f = SlotFacts(ad)
+            f = SlotFacts(ad, self._interned)
             self.misses += 1
         self._current[key] = f
         return f
