@@ -82,20 +82,23 @@ def test_a_match_without_a_claim_id_or_an_address_is_dropped() -> None:
     assert match_messages(_match("missing"), {}) is None
 
 
-def test_matched_slots_are_the_ads_the_matches_name() -> None:
-    """Only the matched slots and the dynamic slots they free, read off literal names (or
-    evaluated names); of two ads with one name the later wins, as a dict built over all would."""
-    from htcpool.classad import ClassAd, ExprTree
-    from htcpool.negotiator.exchange import matched_slots
-    from htcpool.negotiator.outcomes import Match, PreemptState
 
-    first, later = ClassAd({"Name": "a@m", "N": 1}), ClassAd({"Name": "a@m", "N": 2})
-    computed = ClassAd({"Base": "p@m"})
-    computed["Name"] = ExprTree('strcat("d1_", Base)')
-    other = ClassAd({"Name": "b@m"})
-    matches = [Match("u@d", "schedd", (1, 0), "a@m", PreemptState.NONE, 1.0, ""),
-               Match("u@d", "schedd", (2, 0), "p@m", PreemptState.RANK, 1.0, "", preempted_dslots=("d1_p@m",))]
-    found = matched_slots([first, computed, other, later], matches)
-    assert found.keys() == {"a@m", "d1_p@m"}
-    assert found["a@m"] is later and found["d1_p@m"] is computed
-    assert matched_slots([first, other], []) == {}
+
+def test_slot_ads_are_the_ads_the_matches_name() -> None:
+    """Only the matched slots, as the collector gave them (not the cycle's decorated copies);
+    of two ads with one name, the one the cycle matched (the later, as a dict over all would)."""
+    from htcpool.negotiator import Accountant, NegotiatorPolicy, negotiate
+    from tests.negotiator.helpers import START, claimed, job, submitters
+    from tests.negotiator.helpers import slot as free
+
+    policy = NegotiatorPolicy(preemption_requirements="True")
+    first, later = free("a@m", Memory=100), free("a@m", Memory=4096)
+    busy = claimed("b@m", "bob@d", Memory=4096)
+    other = free("c@m", Memory=100)
+    slots = [first, busy, other, later]
+    out = negotiate(START, slots, submitters(slots, {"alice@d": [job(1, RequestMemory=1000)]}, policy),
+                    Accountant(policy.accountant), policy)
+    assert [m.slot for m in out.result.matches] == ["a@m"]
+    assert out.slot_ads == {"a@m": later} and out.slot_ads["a@m"] is later
+    out = negotiate(START, slots, submitters(slots, {}, policy), Accountant(policy.accountant), policy)
+    assert out.slot_ads == {}

@@ -113,6 +113,7 @@ def test_pslot_preemption_frees_dynamic_slots_for_a_big_job() -> None:
     assert m.slot == "slot1@m" and set(m.preempted_dslots) == {"slot1_1@m", "slot1_2@m"}
     assert m.reason is PreemptState.RANK  # both d-slots rank below the p-slot's RANK of the job
     assert m.preempted_dslots[0] == "slot1_2@m"  # lower CurrentRank first
+    assert out.slot_ads == {"slot1@m": p, "slot1_1@m": d1, "slot1_2@m": d2}  # the collector's ads, by name
     small = [job(1, RequestCpus=4, RequestMemory=4000)]
     out = negotiate(START, slots, submitters(slots, {"alice@d": small}, pol), _acct({"bob@d": 50}), pol)  # type: ignore[list-item]
     assert out.result.matches[0].preempted_dslots == ("slot1_2@m",)

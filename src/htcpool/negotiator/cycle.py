@@ -130,6 +130,9 @@ class CycleOutcome:
     shares: dict[str, float] = field(default_factory=dict)
     #: remainder recovery's round-robin times: pass to the next cycle's ``negotiate``
     round_robin: RoundRobinTimes = field(default_factory=RoundRobinTimes)
+    #: the slot ads the matches name (each matched slot, the dynamic slots it preempts) by the name
+    #: the cycle read, as the collector gave them: what ``exchange.match_messages`` is made of
+    slot_ads: dict[str, ClassAd] = field(default_factory=dict)
 
 
 def _zero() -> float:
@@ -446,6 +449,20 @@ class NegotiationCycle:
         return with_values(job, values)
 
     # ------------------------------------------------------------------ running
+    def matched_ads(self) -> dict[str, ClassAd]:
+        """``CycleOutcome.slot_ads``: looked up in the table by name (of two ads with one name,
+        the later is the one the cycle matched), not found by walking every slot."""
+        found: dict[str, ClassAd] = {}
+        table = getattr(self, "table", None)
+        if table is None:
+            return found
+        for match in self.result.matches:
+            for name in (match.slot, *match.preempted_dslots):
+                i = table.by_name.get(name)
+                if i is not None:
+                    found[name] = table.facts[i].ad
+        return found
+
     def close(self) -> None:
         """Break the cycle's reference loops (the matchmaker's walks and live refresh call back
         into it and into this cycle, match and full classes point at each other): a cycle makes hundreds of thousands of objects, and
@@ -497,10 +514,11 @@ def negotiate(
     cyc = NegotiationCycle(now, accountant, policy, groups, timer, round_robin, memo)
     states = cyc.prepare(slots, submitters)
     cyc.run(states)
+    slot_ads = cyc.matched_ads()
     cyc.close()
     duration = timer() - start
     cyc.stats.duration = duration
     cyc.stats.end = now + duration
     cyc.stats.phase2_duration = max(0.0, cyc.stats.phase2_duration)
     shares = {name: s.share for name, s in cyc.result.shares.items()}
-    return CycleOutcome(cyc.result, cyc.stats, groups, shares, cyc.round_robin)
+    return CycleOutcome(cyc.result, cyc.stats, groups, shares, cyc.round_robin, slot_ads)

@@ -12,8 +12,7 @@ of the first and last steps are here, so every driver follows the same ones:
 * ``submitter_entries(schedd, ads, idle, table, now)``: the cycle's ``SubmitterAd`` for each
   submitter, its idle jobs (from the schedd's ``IdleJobs`` answer) folded into resource requests
   (priority expressions read at ``now``).
-* ``matched_slots(slots, matches)``: the slot ads a cycle's matches name, by name;
-* ``match_messages(match, slots, used)``: a match becomes ``MatchNotification`` for the startd and
+* ``match_messages(match, slots, used)`` (``slots``: the cycle outcome's ``slot_ads``): a match becomes ``MatchNotification`` for the startd and
   ``MatchInfo`` for the schedd. The claim id is the slot's own (``ClaimId``) for an idle slot or a
   partitionable slot, the first of a consumption-policy p-slot's ``ClaimIdList`` not yet handed
   out in this cycle (``used``, which the driver keeps for the cycle; HTCondor's negotiator offers
@@ -32,14 +31,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from htcpool.classad import ClassAd, as_int
-from htcpool.classad.nodes import Literal
 from htcpool.negotiator.cycle import SubmitterAd
 from htcpool.negotiator.outcomes import Match, PreemptState
 from htcpool.negotiator.requests import AutoclusterTable, resource_requests
 from htcpool.protocol import FetchRequests, IdleJobs, MatchInfo
 from htcpool.protocol.startd import MatchNotification
 
-__all__ = ["MatchMessages", "fetch_request", "match_messages", "matched_slots", "submitter_entries",
+__all__ = ["MatchMessages", "fetch_request", "match_messages", "submitter_entries",
            "submitters_by_schedd"]
 
 #: a slot ad's attributes that only the matched schedd may see
@@ -83,26 +81,6 @@ class MatchMessages:
     notification: MatchNotification
     schedd: str
     info: MatchInfo
-
-
-def matched_slots(slots: Iterable[ClassAd], matches: Iterable[Match]) -> dict[str, ClassAd]:
-    """The slot ads the matches name (a matched slot, the dynamic slots it preempts), by ``Name``
-    (evaluated, as the cycle read it), for ``match_messages``: a later ad of the same name wins.
-    Only those names are kept, and a literal name is read without evaluating: a cycle's slots
-    are most of the pool and its matches a few."""
-    wanted: set[str] = set()
-    for m in matches:
-        wanted.add(m.slot)
-        wanted.update(m.preempted_dslots)
-    found: dict[str, ClassAd] = {}
-    if not wanted:
-        return found
-    for ad in slots:
-        node = ad._exprs.get("name")
-        name = str(node.value if type(node) is Literal else ad.evaluate("Name"))
-        if name in wanted:
-            found[name] = ad
-    return found
 
 
 def match_messages(match: Match, slots: Mapping[str, ClassAd], used: set[str] | None = None) -> MatchMessages | None:

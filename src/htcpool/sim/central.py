@@ -45,7 +45,6 @@ from htcpool.negotiator import (
 from htcpool.negotiator.exchange import (
     fetch_request,
     match_messages,
-    matched_slots,
     submitter_entries,
     submitters_by_schedd,
 )
@@ -174,7 +173,7 @@ class NegotiatorDriver:
         self.round_robin = outcome.round_robin
         if outcome.groups is not None:
             self.groups = outcome.groups
-        by_name = matched_slots(slots, outcome.result.matches)
+        by_name = outcome.slot_ads
         handed_out: set[str] = set()  # the ClaimIdList entries this cycle's matches took
         for match in outcome.result.matches:
             messages = match_messages(match, by_name, handed_out)
