@@ -99,6 +99,17 @@ class _Entry:
     snapshot: tuple[bool, ClassAd] | None = None  # (with the private ad laid over it, the ad)
 
 
+@dataclass(slots=True)
+class _Listing:
+    """One type's answer to a query for every snapshot, kept in the order of its sorted keys and
+    mended as ads change: a negotiator asks for the whole pool every cycle, and only a few of its
+    ads change in between."""
+
+    private: bool  # the private ads laid over the public ones
+    ads: list[ClassAd | None]  # parallel to the type's sorted keys (``AdStore._order``)
+    dirty: set[AdKey]  # keys whose snapshot is to be taken again (None in ``ads`` until then)
+
+
 def _value(ad: ClassAd, attr: str, now: float) -> Any:
     """An attribute's value, an expression evaluated with the clock at ``now``; None when it
     cannot be evaluated. A literal (the usual case) is read without making a context."""
@@ -148,6 +159,8 @@ class AdStore:
         self._tables: dict[str, dict[AdKey, _Entry]] = {}
         #: sorted keys per table, made on the first read and kept sorted as keys come and go
         self._order: dict[str, list[AdKey]] = {}
+        #: per type, the kept answer of a query for every snapshot (``_Listing``)
+        self._listings: dict[str, _Listing] = {}
         self._heap: list[tuple[int, int, AdKey]] = []
         self._serial = 0
         self._count = 0
@@ -180,8 +193,10 @@ class AdStore:
         if old is None:
             self._count += 1
             self._ordered_add(key)
-        elif old.ad.get("Absent") is True:
-            self.absent_version += 1
+        else:
+            self._changed(key)
+            if old.ad.get("Absent") is True:
+                self.absent_version += 1
         table[key] = entry
         heapq.heappush(self._heap, (entry.deadline, entry.serial, key))
         if len(self._heap) > 2 * self._count + 64:
@@ -220,13 +235,29 @@ class AdStore:
             del self._tables[key[0]]
         order = self._order.get(key[0])
         if order is not None:
-            del order[bisect.bisect_left(order, key)]
+            at = bisect.bisect_left(order, key)
+            del order[at]
+            listing = self._listings.get(key[0])
+            if listing is not None:
+                del listing.ads[at]
+                listing.dirty.discard(key)
         self._count -= 1
 
     def _ordered_add(self, key: AdKey) -> None:
         order = self._order.get(key[0])
         if order is not None:
-            bisect.insort(order, key)
+            at = bisect.bisect_left(order, key)
+            order.insert(at, key)
+            listing = self._listings.get(key[0])
+            if listing is not None:
+                listing.ads.insert(at, None)
+                listing.dirty.add(key)
+
+    def _changed(self, key: AdKey) -> None:
+        """The ad under ``key`` is another, or was changed: its snapshot is taken again."""
+        listing = self._listings.get(key[0])
+        if listing is not None:
+            listing.dirty.add(key)
 
     def _compact(self) -> None:
         self._heap = [
@@ -289,6 +320,7 @@ class AdStore:
         lifetime = policy.lifetime if policy.lifetime > 0 else _FOREVER
         heard = int(now)
         entry.snapshot = None
+        self._changed(key)
         entry.ad["Absent"] = True
         entry.ad["ClassAdLifetime"] = lifetime
         entry.ad["LastHeardFrom"] = heard
@@ -384,6 +416,9 @@ class AdStore:
         hide_absent = self.absent is not None and not (expr is not None and expr.mentions_absent)
         if shared and keys is None and expr is None and not hide_absent and limit is None:
             # every ad's snapshot (a negotiator's fetch of the whole pool): no per-ad test to make
+            kind = my_type.lower() if isinstance(my_type, str) else ""
+            if kind and kind != ANY_TYPE:
+                return self._every_snapshot(kind, include_private)
             snapshot = self._snapshot
             for _, entry in self._entries(my_type):
                 kept = entry.snapshot
@@ -406,6 +441,26 @@ class AdStore:
             if limit is not None and 0 < limit <= len(out):
                 break
         return out
+
+    def _every_snapshot(self, kind: str, include_private: bool) -> list[ClassAd]:
+        """Every snapshot of one type in key order: the kept listing, its changed keys taken again."""
+        table = self._tables.get(kind)
+        if not table:
+            return []
+        order = self._order.get(kind)
+        if order is None:
+            order = self._order[kind] = sorted(table)
+        listing = self._listings.get(kind)
+        snapshot = self._snapshot
+        if listing is None or listing.private != include_private:
+            ads: list[ClassAd | None] = [snapshot(table[key], include_private) for key in order]
+            self._listings[kind] = _Listing(include_private, ads, set())
+        else:
+            ads = listing.ads
+            for key in listing.dirty:
+                ads[bisect.bisect_left(order, key)] = snapshot(table[key], include_private)
+            listing.dirty.clear()
+        return list(ads)  # type: ignore[arg-type]  # every place is filled
 
     @staticmethod
     def _snapshot(entry: _Entry, include_private: bool) -> ClassAd:
