@@ -40,22 +40,4 @@ def paused_gc() -> Iterator[None]:
         gc.enable()
 
 
-@contextmanager
-def held_gc() -> Iterator[None]:
-    """Hold the collector off for a block that makes many short-lived objects and no reference
-    loops (a negotiation cycle: ``NegotiationCycle.close``), and nothing more: what the block
-    made is freed by reference counting when it ends, so the count of new objects that starts a
-    collection is back where it was, and no pass ran over the block's objects while they were
-    alive. Unlike ``paused_gc`` nothing is moved to the oldest generation (the simulator keeps
-    the pool it built frozen out of the collector's sight: ``gc.unfreeze`` would undo that)."""
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
-
-
-__all__ = ["LARGE_RUN", "held_gc", "paused_gc"]
+__all__ = ["LARGE_RUN", "paused_gc"]

@@ -132,3 +132,38 @@ def test_static_slots_claimed_and_released_decide_the_same(monkeypatch: pytest.M
         (1500, release("slot1")), (1800, exited("slot3")),
     ]
     assert _compare(STATIC, 3, steps, 2500, monkeypatch) > 0
+
+
+@pytest.mark.parametrize("policy", list(POLICIES))
+def test_slots_a_poll_published_are_not_published_again_by_its_flush(policy: str,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """At a periodic update every slot is sent; a slot the poll just published and evaluated to
+    nothing new (``Startd._fresh``) is sent as published, not published a second time: the same
+    ads and decisions as publishing it again, with fewer publications."""
+    from htcpool.startd import dynamic
+
+    published = 0
+    real_publish = dynamic.publish_dynamic
+
+    def counted(startd: Startd, slot: object, now: float) -> None:
+        nonlocal published
+        published += 1
+        real_publish(startd, slot, now)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(dynamic, "publish_dynamic", counted)
+    text = PSLOT + POLICIES[policy] + "MAXJOBRETIREMENTTIME = 60\nUPDATE_INTERVAL = 120\n"
+    steps = _random_steps(11, 30, 3000)
+    trace, states, _ = _drive(text, 6, steps, 3000, _state)
+    with_skip = published
+    published = 0
+    real_flush = Startd._flush
+
+    def flush_publishing_all(self: Startd, now: float) -> list[Action]:
+        self._fresh = frozenset()
+        return real_flush(self, now)
+
+    monkeypatch.setattr(Startd, "_flush", flush_publishing_all)
+    again_trace, again_states, _ = _drive(text, 6, steps, 3000, _state)
+    assert trace == again_trace
+    assert states == again_states
+    assert with_skip < published

@@ -30,7 +30,6 @@ from typing import Any
 from htcpool.classad import ClassAd
 from htcpool.collector import AdStore
 from htcpool.config import Config
-from htcpool.gcpause import held_gc
 from htcpool.negotiator import (
     Accountant,
     AutoclusterTable,
@@ -169,9 +168,8 @@ class NegotiatorDriver:
             request = fetch_request(ads)
             idle = self.transport.ask(url, request) if request is not None else None
             submitters += submitter_entries(url, ads, idle if isinstance(idle, IdleJobs) else None, table, now)
-        with held_gc():  # a cycle's objects die with it (htcpool.gcpause)
-            outcome = negotiate(now, slots, submitters, self.accountant, self.policy, groups=self.groups,
-                                round_robin=self.round_robin, memo=self.memo)
+        outcome = negotiate(now, slots, submitters, self.accountant, self.policy, groups=self.groups,
+                            round_robin=self.round_robin, memo=self.memo)
         self.round_robin = outcome.round_robin
         if outcome.groups is not None:
             self.groups = outcome.groups

@@ -109,6 +109,10 @@ class Startd:
         #: ``timers_deadline()``, kept during a quiet spell: a quiet poll moves no other timer, and
         #: anything else that reaches the machine (a keep-alive too) forgets it
         self._timers_at: float | None = None
+        #: how many times a slot was marked changed (``mark_changed``), and the slots the poll just
+        #: published that ``_flush`` need not publish again (``_poll``)
+        self._marks = 0
+        self._fresh: frozenset[Slot] = frozenset()
         self._seq = 0
         self._actions: list[Action] = []
         self._next_poll = now
@@ -189,6 +193,7 @@ class Startd:
         """Process one message; returns the actions it causes."""
         self._set_now(now)
         self._timers_at = None
+        self._fresh = frozenset()
         kind = type(message)
         if kind not in KEEPS_SETTLED:
             if kind not in UNSETTLES_ITS_SLOTS:
@@ -216,6 +221,7 @@ class Startd:
     def handle_timer(self, now: float) -> list[Action]:
         """Fire every timer due at ``now``, then poll if a poll is due."""
         self._set_now(now)
+        self._fresh = frozenset()
         spell = self._quiet
         if spell is not None and self._next_poll <= now < spell.until and now < self._next_update:
             self._quiet_poll(now, spell)
@@ -424,6 +430,7 @@ class Startd:
     def mark_changed(self, slot: Slot) -> None:
         """The slot's ad must be sent to the collector with the next batch of actions."""
         self.changed[slot.name] = slot
+        self._marks += 1
         self.index_claims(slot)
 
     def publish_static(self, slot: Slot) -> None:
@@ -448,9 +455,11 @@ class Startd:
 
     def _flush(self, now: float) -> list[Action]:
         self._shutdown_check()
+        fresh, self._fresh = self._fresh, frozenset()
         for slot in self.changed.values():
             if self.is_live(slot):
-                dynamic.publish_dynamic(self, slot, now)
+                if slot not in fresh:
+                    dynamic.publish_dynamic(self, slot, now)
                 self.emit(SendAd(slot.name, slot.ad.copy()))
         self.changed.clear()
         out, self._actions = self._actions, []
@@ -469,6 +478,7 @@ class Startd:
         self._quiet = None
         self._timers_at = None
         self._poll(now)
+        self._fresh = frozenset()  # no flush follows: what comes next may move the slots
 
     def _poll(self, now: float, incremental: bool = False) -> None:
         """Publish and evaluate every slot; a periodic poll (``incremental``) skips the settled
@@ -477,6 +487,7 @@ class Startd:
         skip = self.settled if quiet else set()
         dynamic.compute_machine(self, now)
         dynamic.publish_all(self, now, skip)
+        marks = self._marks
         settled: set[Slot] = set()
         acted = False
         for slot in list(self.slots):
@@ -490,6 +501,9 @@ class Startd:
         # a slot's transition can change its neighbours (a p-slot's resources): all are evaluated next time
         self.settled = set() if acted else {s for s in settled if self.is_live(s)}
         check_drain(self, now)
+        # nothing moved since the publication (no transition, nothing marked) and a settled slot's
+        # evaluation changes nothing: those the poll published are current for ``_flush``
+        self._fresh = frozenset(settled - skip) if not acted and self._marks == marks else frozenset()
         interval = self.settings.polling_interval if dynamic.needs_fast_poll(self) else self.settings.update_interval
         self._poll_interval = interval
         self._next_poll = now + interval
