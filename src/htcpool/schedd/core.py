@@ -166,9 +166,8 @@ class Schedd:
         """Do everything due at ``now`` (see ``next_deadline``)."""
         self.send_claim_actions(self.claims.handle_timer(now))
         if now >= self.queue.next_deadline(now):
-            claimed = periodic.claimed_statuses(self)
-            self.queue.handle_timer(now)
-            periodic.release_claims_of_stopped_jobs(self, claimed, now)
+            moved = self.queue.handle_timer(now)
+            periodic.release_claims_of_stopped_jobs(self, moved, now)
             self.image_sizes = {j: size for j, size in self.image_sizes.items() if j in self.queue.jobs}
             if offers.deferred_due(self, now):
                 self.reschedule("deferred jobs are due")

@@ -122,25 +122,20 @@ def timing_from_config(get: Callable[[str], str | None], problems: list[str]) ->
                           number("PERIODIC_EXPR_TIMESLICE", defaults.timeslice, real_value))
 
 
-def claimed_statuses(schedd: Schedd) -> dict[str, tuple[JobId, JobStatus]]:
-    """Each claim's job and that job's status now (taken before the periodic pass)."""
-    out: dict[str, tuple[JobId, JobStatus]] = {}
-    jobs = schedd.queue.jobs
-    for claim_id, claim in schedd.claims.claims.items():
-        if claim.job is not None and claim.job in jobs:
-            out[claim_id] = (claim.job, schedd.queue.status(claim.job))
-    return out
-
-
-def release_claims_of_stopped_jobs(schedd: Schedd, before: dict[str, tuple[JobId, JobStatus]],
-                                   now: float) -> None:
-    """Release the claims whose job the periodic pass held, removed or vacated."""
+def release_claims_of_stopped_jobs(schedd: Schedd, moved: dict[JobId, JobStatus], now: float) -> None:
+    """Release the claims whose job the periodic pass held, removed or vacated (``moved``: the
+    jobs the pass moved or removed, with their status before it; ``JobQueue.handle_timer``).
+    The claims of jobs the pass left alone are not looked at."""
     from htcpool.schedd.claims import (
         TRANSITIONS as CLAIM_TRANSITIONS,  # claims imports the queue, which imports this
     )
     from htcpool.schedd.claims import ClaimEvent
 
-    for claim_id, (job_id, was) in before.items():
+    if not moved:
+        return
+    held = [(claim_id, claim.job, moved[claim.job]) for claim_id, claim in schedd.claims.claims.items()
+            if claim.job is not None and claim.job in moved]
+    for claim_id, job_id, was in held:
         claim = schedd.claims.claims.get(claim_id)
         if claim is None or claim.job != job_id or (claim.state, ClaimEvent.RELEASE) not in CLAIM_TRANSITIONS:
             continue  # a claim still being requested finds its job gone when the startd answers
@@ -150,5 +145,5 @@ def release_claims_of_stopped_jobs(schedd: Schedd, before: dict[str, tuple[JobId
             schedd.send_claim_actions(schedd.claims.release(claim_id, now))
 
 
-__all__ = ["KINDS", "PeriodicTiming", "claimed_statuses", "policy_interval",
+__all__ = ["KINDS", "PeriodicTiming", "policy_interval",
            "release_claims_of_stopped_jobs", "system_policy_from_config", "timing_from_config"]

@@ -102,6 +102,9 @@ class JobQueue:
         self.warnings: list[str] = []
         #: when ``handle_timer`` is next due; None until it first runs (due at once)
         self.periodic_due: float | None = None
+        #: during ``handle_timer`` only: each job whose status the pass moved or that left, with
+        #: the status it had before
+        self.moved: dict[JobId, JobStatus] | None = None
         #: late-materialization factories by cluster id, and those whose jobs changed since
         #: ``materialize_changed`` last ran
         self.factories: dict[int, Factory] = {}
@@ -154,6 +157,8 @@ class JobQueue:
         ad = self.job(job_id)
         status = JobStatus(ad.evaluate("JobStatus", ctx))
         new = next_status(status, event)
+        if self.moved is not None:
+            self.moved.setdefault(job_id, status)
         ad["LastJobStatus"] = int(status)
         ad["JobStatus"] = int(new)
         ad["EnteredCurrentStatus"] = int(now)
@@ -161,6 +166,8 @@ class JobQueue:
 
     def _leave(self, job_id: JobId, now: float) -> None:
         ad = self.jobs.pop(job_id)
+        if self.moved is not None:
+            self.moved.setdefault(job_id, JobStatus.REMOVED)  # gone: its claim is released whatever it was
         self.index.discard(job_id)
         self.tally.forget(job_id)
         self.owners.discard(str(ad.get("Owner", "")))
@@ -542,10 +549,19 @@ class JobQueue:
         except CronError as e:
             self.hold(job_id, None, now, f"Invalid cron schedule parameters: {e}", HOLD_INVALID_CRON)
 
-    def handle_timer(self, now: float) -> None:
+    def handle_timer(self, now: float) -> dict[JobId, JobStatus]:
         """Periodic work: cron schedules, missed deferrals, the periodic policy expressions.
 
-        Runs whenever it is called; ``next_deadline`` says when it is next due."""
+        Runs whenever it is called; ``next_deadline`` says when it is next due. Returns the jobs
+        the pass moved or removed, each with its status before the pass."""
+        self.moved = {}
+        try:
+            self._periodic_pass(now)
+            return self.moved
+        finally:
+            self.moved = None
+
+    def _periodic_pass(self, now: float) -> None:
         ctx = self.context(now)
         timing = self.settings.periodic_timing
         self._policy_now = timing.enabled and (self.policy_due is None or now >= self.policy_due)
