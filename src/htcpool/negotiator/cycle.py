@@ -317,13 +317,11 @@ class NegotiationCycle:
         own, other = closure(ClassAd(), [ExprTree(e).node for e in (pol.pre_job_rank, pol.post_job_rank,
                                                                     pol.accountant.slot_weight)])
         read |= own | other
-        seen: set[object] = set()
-        for f in facts:
-            shape = f.expression_shape()
-            if shape not in seen:
-                seen.add(shape)
-                slot_own, slot_other = whole_closure(shape, f.ad)
-                read |= slot_own | slot_other
+        # one ad per shape (ads of one shape have one closure); a kept shape is read off the facts
+        # (shape numbers start at 1: an unset one is None)
+        for shape, f in {f.shape or f.expression_shape(): f for f in facts}.items():
+            slot_own, slot_other = whole_closure(shape, f.ad)
+            read |= slot_own | slot_other
         own, other = closure(ClassAd(), [ExprTree(e).node for e in (pol.preemption_requirements, pol.preemption_rank)])
         live = LIVE_SLOT_ATTRS | LIVE_REQUEST_ATTRS
         return read.isdisjoint(DECORATION_NAMES) and read.isdisjoint(live) and live.isdisjoint(own | other)
@@ -335,30 +333,36 @@ class NegotiationCycle:
         pol = self.policy
         out = Trimmed([], [], [], [], [], [])
         kept, kept_weights, candidate, bases, kept_facts, kept_states = out
+        preemption, early, pslot_preemption = (pol.consider_preemption, pol.consider_early_preemption,
+                                               pol.allow_pslot_preemption)
+        cross = pol.cross_slot_prios
+        recorded: set[str] = set()  # the users a settled claim gave a record already (once is enough)
         for s, f, st, w in zip(slots, facts, states, weights, strict=True):
             pslot = st.pslot
             claimed = st.claimed
             if claimed and not pslot:
-                if not pol.consider_preemption:
+                if not preemption:
                     continue
-                if not pol.consider_early_preemption and st.retiring:
+                if not early and st.retiring:
                     continue
                 if st.state == "Claimed" and st.activity == "Idle":
                     continue  # claimed but not running a job (the manual's "Negotiation", rule 2)
-            if pslot and st.no_claims and not pol.allow_pslot_preemption:
+            if pslot and st.no_claims and not pslot_preemption:
                 continue  # a consumption-policy p-slot with no claim id left to offer
-            decorate = pol.consider_preemption and (claimed or pol.cross_slot_prios)
+            decorate = preemption and (claimed or cross)
             if decorate and plain and claimed and not pslot and not st.pending and st.settled:
                 decorate = False
-                if st.preempt_user is not None:
-                    self.accountant.record(st.preempt_user)  # as decorating would: a new user gets a record
+                user = st.preempt_user
+                if user is not None and user not in recorded:
+                    recorded.add(user)
+                    self.accountant.record(user)  # as decorating would: a new user gets a record
             ad = self.decorator.decorate(s, claimed) if decorate else s
             kept.append(ad)
             bases.append(s)
             kept_facts.append(f)
             kept_states.append(st)
             kept_weights.append(w if ad is s else weigh(ad))
-            candidate.append(not (pol.allow_pslot_preemption and st.dslot))
+            candidate.append(not (pslot_preemption and st.dslot))
         return out
 
     def _build_matchmaker(self, trimmed: Trimmed, job_reads: JobReads, weigh: Callable[[ClassAd], float]) -> None:
@@ -376,7 +380,7 @@ class NegotiationCycle:
         shapes: set[object] = set()
         slots, weights, candidate, bases, facts, states = trimmed
         added = [() if ad is b else self.decorator.added(ad) for ad, b in zip(slots, bases, strict=True)]
-        shape_of = [f.decorated_shape(ad, a) if a else f.expression_shape()
+        shape_of = [f.decorated_shape(ad, a) if a else (f.shape or f.expression_shape())
                     for ad, f, a in zip(slots, facts, added, strict=True)]
         for ad, shape in zip(slots, shape_of, strict=True):
             if shape not in shapes:

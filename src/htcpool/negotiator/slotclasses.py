@@ -185,12 +185,12 @@ class SlotTable:
         match_names: set[str] = set(job_refs_req) | {"requirements"}
         job_refs: set[str] = set()
         rank_names: set[str] = set(job_refs_rank) | {"rank"}
-        seen: set[Hashable] = set()
-        for i, ad in enumerate(self.ads):
-            shape = (self.shapes[i], self.cp_resources[i])
-            if shape in seen:
-                continue
-            seen.add(shape)
+        # the first slot of each (shape, consumption resources), found without a Python loop over
+        # every slot (the reversed pairs leave each key's smallest index); the unions are orderless
+        pairs = list(zip(self.shapes, self.cp_resources, strict=True))
+        firsts = dict(zip(reversed(pairs), range(len(pairs) - 1, -1, -1), strict=True))
+        for i in firsts.values():
+            ad = self.ads[i]
             req = [n for n in (ad._exprs.get("requirements"),) if n is not None]
             cp = self.cp_resources[i]
             if cp:
@@ -344,14 +344,18 @@ class SlotTable:
 
     def _place(self, i: int, ad: ClassAd) -> FullClass:
         remote = self.remote_users[i]
-        values = self._values(i, self.match_names, self._match_pos)
+        added = self.added[i]
+        # the collector's ad as it is (the usual case): its remembered value keys, no copy to read
+        values = self._values(i, self.match_names, self._match_pos) if added else \
+            self.facts[i].value_keys(self.match_names)
         mkey: Hashable = (remote, values, self.identity(ad)) if self.identity is not None else (remote, values)
         self.mkeys[i] = mkey
         m = self.match_classes.get(mkey)
         if m is None:
             m = MatchClass(len(self.match_classes), mkey, ad)
             self.match_classes[mkey] = m
-        state = self.states[i] if self.states is not None and _RANK_NAMES.isdisjoint(self.added[i]) else None
+        states = self.states
+        state = states[i] if states is not None and (not added or _RANK_NAMES.isdisjoint(added)) else None
         current = current_rank(ad, self.context) if state is None else state.current_rank
         if remote is not None and self.settle_claims and self.cp_resources[i] is None \
                 and (self.settled_claim(ad, current) if state is None else state.settled):
