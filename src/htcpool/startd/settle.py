@@ -6,12 +6,16 @@ same answer every time: the slot is Claimed/Busy, its ``PREEMPT``, ``WANT_SUSPEN
 that moves, and nothing has happened to it. Such a slot is *settled* and the poll skips it, which
 changes no decision:
 
-* Only a poll's own evaluation is skipped. Every message and every timer other than the poll
-  (a claim, an activation, a lease, a vacate deadline …) unsettles every slot of the machine, and
-  so does a transition, so a slot is evaluated again at the first poll after anything happened.
-  The one exception is the schedd's keep-alive (``Alive``, ``handlers.KEEPS_SETTLED``): it moves
-  a claim's lease, which no policy and no ad reads, and comes every ``ALIVE_INTERVAL`` for every
-  claim (on a busy machine, most of its messages).
+* Only a poll's own evaluation is skipped. Every timer other than the poll (a lease, a vacate
+  deadline …) and every message unsettles every slot of the machine, and so does a transition
+  in a poll, so a slot is evaluated again at the first poll after anything happened to the
+  machine. Two kinds of message do less. The schedd's keep-alive (``Alive``,
+  ``handlers.KEEPS_SETTLED``) unsettles nothing: it moves a claim's lease, which no policy and no
+  ad reads, and comes every ``ALIVE_INTERVAL`` for every claim (on a busy machine, most of its
+  messages). A message about one claim (a match, a claim request, an activation, a deactivation,
+  a release, a starter's exit or final update: ``handlers.UNSETTLES_ITS_SLOTS``) unsettles the
+  slots it marked changed and their p-slot: nothing else of the machine that a settled slot
+  reads moves with it (``tests/startd/test_unsettle.py`` compares with every slot unsettled).
 * A slot settles only after an evaluation that asked for nothing, in a state whose decisions
   depend on the policy knobs alone (``POLICY_READS``: Claimed/Busy, Unclaimed/Idle, Owner/Idle),
   outside a drain or a shutdown and with no preempting claim pending; Retiring, Suspended,
