@@ -469,9 +469,9 @@ class NegotiationCycle:
 
     def close(self) -> None:
         """Break the cycle's reference loops (the matchmaker's walks and live refresh call back
-        into it and into this cycle, match and full classes point at each other): a cycle makes hundreds of thousands of objects, and
-        freed by reference counting they never reach Python's cycle collector, whose passes over
-        them cost a simulation a tenth of its time."""
+        into it and into this cycle, match and full classes point at each other): the objects a
+        cycle makes, many thousands, are then freed by reference counting when the cycle lets go
+        of them instead of waiting for Python's cycle collector (tests/negotiator/test_garbage.py)."""
         if hasattr(self, "matchmaker"):
             self.matchmaker.forget_walks()
             self.matchmaker.refresh_class = None  # a method of this cycle, which holds the matchmaker

@@ -16,8 +16,8 @@ only skips the repetition. Facts:
   consumption-policy resources (``slotclasses``);
 * ``values``: per tuple of attribute names (the cycle's match or rank names), the ad's
   ``value_key`` of each, as a ``HashedTuple`` that one memo hands out once per content (a slot's
-  match key holds it and is looked up at every cycle: hashing forty keys each time, and comparing
-  them with an equal tuple of another slot, was a third of placing a slot in its class);
+  match key holds it and is looked up at every cycle: its hash is not worked out again, and an
+  equal tuple of another slot is the same object);
 * ``significant``: the non-literal nodes that ``requests.significant_attributes`` follows;
 * ``state``: what the cycle's passes read of the slot's own state (``slotstate``);
 * ``weight``: the slot's ``SlotWeight`` with the key of the weigher that worked it out
