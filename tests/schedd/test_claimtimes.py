@@ -44,26 +44,32 @@ def test_a_deadline_moving_earlier_is_seen() -> None:
     assert table.earliest() == 300.0
 
 
+def _change_at_random(rng: random.Random, table: ClaimTable[Claim], keys: int) -> None:
+    """One random change: a claim added (or one replaced, among ``keys`` ids), removed, or one of
+    the fields that decide its deadline set."""
+    states = list(ClaimState)
+    op = rng.random()
+    ids = list(table)
+    if op < 0.15 or not ids:
+        cid = f"c{rng.randrange(keys)}"
+        table[cid] = Claim(cid, ClassAd(), "u@d", None, state=rng.choice(states),
+                           last_heard=rng.uniform(0, 1000), lease=rng.uniform(0, 500))
+    elif op < 0.25:
+        del table[rng.choice(ids)]
+    else:
+        claim = table[rng.choice(ids)]
+        field = rng.choice(["state", "last_heard", "lease", "next_alive", "keep_idle_until"])
+        value: object = rng.choice(states) if field == "state" else (
+            None if field in ("next_alive", "keep_idle_until") and rng.random() < 0.3
+            else rng.uniform(0, 1500))
+        setattr(claim, field, value)
+
+
 def test_random_changes_match_the_walk() -> None:
     rng = random.Random(7)
     table: ClaimTable[Claim] = ClaimTable()
-    states = list(ClaimState)
     for step in range(20_000):
-        op = rng.random()
-        ids = list(table)
-        if op < 0.15 or not ids:
-            cid = f"c{rng.randrange(200)}"
-            table[cid] = Claim(cid, ClassAd(), "u@d", None, state=rng.choice(states),
-                               last_heard=rng.uniform(0, 1000), lease=rng.uniform(0, 500))
-        elif op < 0.25:
-            del table[rng.choice(ids)]
-        else:
-            claim = table[rng.choice(ids)]
-            field = rng.choice(["state", "last_heard", "lease", "next_alive", "keep_idle_until"])
-            value: object = rng.choice(states) if field == "state" else (
-                None if field in ("next_alive", "keep_idle_until") and rng.random() < 0.3
-                else rng.uniform(0, 1500))
-            setattr(claim, field, value)
+        _change_at_random(rng, table, 200)
         assert table.earliest() == walked(table), f"step {step}"
     assert table.entries <= 4 * len(table) + 65  # stale entries are dropped, not hoarded
 
@@ -111,22 +117,7 @@ def due_walk(table: ClaimTable[Claim], now: float) -> list[str]:
 def test_due_claims_match_the_walk_in_its_order_over_random_changes() -> None:
     rng = random.Random(5)
     table: ClaimTable[Claim] = ClaimTable()
-    states = list(ClaimState)
     for step in range(20_000):
-        op = rng.random()
-        ids = list(table)
-        if op < 0.15 or not ids:
-            cid = f"c{rng.randrange(150)}"  # sometimes replaces a held claim, which keeps its place
-            table[cid] = Claim(cid, ClassAd(), "u@d", None, state=rng.choice(states),
-                               last_heard=rng.uniform(0, 1000), lease=rng.uniform(0, 500))
-        elif op < 0.25:
-            del table[rng.choice(ids)]
-        else:
-            claim = table[rng.choice(ids)]
-            field = rng.choice(["state", "last_heard", "lease", "next_alive", "keep_idle_until"])
-            value: object = rng.choice(states) if field == "state" else (
-                None if field in ("next_alive", "keep_idle_until") and rng.random() < 0.3
-                else rng.uniform(0, 1500))
-            setattr(claim, field, value)
+        _change_at_random(rng, table, 150)  # a replaced claim keeps its place in the order
         now = rng.uniform(0, 1500)
         assert [c.claim_id for c in table.due(now)] == due_walk(table, now), f"step {step}"
