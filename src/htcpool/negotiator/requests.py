@@ -21,6 +21,7 @@ from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 
 from htcpool.classad import ClassAd, ClassAdError, EvalContext, ExprTree, fixed_clock
+from htcpool.classad.nodes import ListExpr, Literal
 from htcpool.negotiator.exprinfo import closure, literal, number, value_key
 from htcpool.negotiator.settings import AutoclusterPolicy, NegotiatorPolicy
 from htcpool.negotiator.slotmemo import SlotMemo
@@ -66,15 +67,20 @@ class ResourceRequest:
 def significant_attributes(slots: Iterable[ClassAd], policy: NegotiatorPolicy,
                            memo: SlotMemo | None = None) -> tuple[str, ...]:
     """Job attributes that slot ads or the policy expressions may read (lower-cased, sorted);
-    ``memo`` keeps each slot ad's expression nodes from one cycle to the next (``slotmemo``)."""
+    ``memo`` keeps each slot ad's expression shape from one cycle to the next (``slotmemo``), so
+    only the first ad of each shape is followed."""
     names: set[str] = set()
-    seen_shapes: set[tuple[int, ...]] = set()
+    seen_shapes: set[int] = set()
     memo = memo or SlotMemo()
     for slot in slots:
-        nodes, shape = memo.facts(slot).significant_nodes()
+        # ads of one expression shape hold the same expression nodes under the same names, so
+        # they read the same job attributes; the shape is a small number the cycle needs anyway
+        facts = memo.facts(slot)
+        shape = facts.shape or facts.expression_shape()
         if shape in seen_shapes:
             continue
         seen_shapes.add(shape)
+        nodes = [n for n in slot._exprs.values() if type(n) is not Literal and type(n) is not ListExpr]
         _, other = closure(slot, nodes)
         names |= other
     policy_nodes = [

@@ -18,7 +18,6 @@ only skips the repetition. Facts:
   ``value_key`` of each, as a ``HashedTuple`` that one memo hands out once per content (a slot's
   match key holds it and is looked up at every cycle: its hash is not worked out again, and an
   equal tuple of another slot is the same object);
-* ``significant``: the non-literal nodes that ``requests.significant_attributes`` follows;
 * ``state``: what the cycle's passes read of the slot's own state (``slotstate``);
 * ``weight``: the slot's ``SlotWeight`` with the key of the weigher that worked it out
   (``accountant.SlotWeigher``), when it follows from the ad's literals.
@@ -33,7 +32,7 @@ from collections.abc import Hashable, Sequence
 from typing import Any
 
 from htcpool.classad import ClassAd
-from htcpool.classad.nodes import ListExpr, Literal, Node
+from htcpool.classad.nodes import Literal
 from htcpool.negotiator.exprinfo import Shape, expression_shape, value_key
 
 __all__ = ["UNKNOWN", "HashedTuple", "SlotFacts", "SlotMemo", "literal_only"]
@@ -72,8 +71,8 @@ def literal_only(ad: ClassAd, names: Sequence[str]) -> bool:
 class SlotFacts:
     """The facts of one slot ad (see the module docstring)."""
 
-    __slots__ = ("ad", "shape", "decorated_shapes", "name", "remote_user", "cp", "values", "significant", "state",
-                 "weight", "interned")
+    __slots__ = ("ad", "shape", "decorated_shapes", "name", "remote_user", "cp", "values", "state", "weight",
+                 "interned")
 
     def __init__(self, ad: ClassAd, interned: dict[HashedTuple, HashedTuple] | None = None) -> None:
         self.ad = ad
@@ -86,7 +85,6 @@ class SlotFacts:
         self.cp: Any = UNKNOWN
         #: names tuple -> the ad's value keys for those names
         self.values: dict[tuple[str, ...], tuple[Hashable, ...]] = {}
-        self.significant: tuple[tuple[Node, ...], tuple[int, ...]] | None = None
         self.state: Any = UNKNOWN
         self.weight: tuple[Hashable, float] | None = None
 
@@ -119,13 +117,6 @@ class SlotFacts:
             keys = self.values[names] = self.interned.setdefault(keys, keys)
         return keys
 
-    def significant_nodes(self) -> tuple[tuple[Node, ...], tuple[int, ...]]:
-        """The ad's nodes other than literals and lists, and their sorted ids."""
-        found = self.significant
-        if found is None:
-            nodes = tuple([n for n in self.ad._exprs.values() if type(n) is not Literal and type(n) is not ListExpr])
-            found = self.significant = (nodes, tuple(sorted(id(n) for n in nodes)))
-        return found
 
 
 class SlotMemo:
