@@ -108,7 +108,9 @@ class ClassAd(Node, MutableMapping[str, Any]):
         node = self._exprs.get(key.lower())
         if node is None:
             raise KeyError(key)
-        if isinstance(node, (Literal, ListExpr, AdExpr, ClassAd)):
+        if type(node) is Literal:  # what evaluating it gives, without an evaluation's state
+            return to_python(node.value)
+        if isinstance(node, (ListExpr, AdExpr, ClassAd)):
             return to_python(self._evaluate_node(node, None))
         from htcpool.classad.expr import ExprTree
 

@@ -216,17 +216,17 @@ def _claim_attrs(startd: Startd, slot: Slot, now: float) -> None:
         _put(ad, "RemoteUser", user)
         _put(ad, "RemoteOwner", user)
     _put(ad, "RemoteScheddName", claim.schedd)
-    _put(ad, "PublicClaimId", claim.id.split("#")[0] + "#" + claim.id.split("#")[-1])
+    parts = claim.id.split("#")
+    _put(ad, "PublicClaimId", parts[0] + "#" + parts[-1])
     if claim.begin is not None:
         _put(ad, "TotalClaimRunTime", int(now - claim.begin))
     for attr, value in published_request_attrs(claim, ad, startd.ctx).items():
         _put(ad, attr, value)
     src = claim.job or claim.request
     if src is not None:
-        for attr in ("AccountingGroup",):
-            v = src.get(attr)
-            if v is not None and not hasattr(v, "evaluate"):
-                ad[attr] = v
+        v = src.get("AccountingGroup")
+        if v is not None and not hasattr(v, "evaluate"):
+            _put(ad, "AccountingGroup", v)
     if claim.job is not None and claim.job_start is not None:
         job = claim.job
         cluster, proc = job.get("ClusterId"), job.get("ProcId")
