@@ -457,9 +457,7 @@ class NegotiationCycle:
         """``CycleOutcome.slot_ads``: looked up in the table by name (of two ads with one name,
         the later is the one the cycle matched), not found by walking every slot."""
         found: dict[str, ClassAd] = {}
-        table = getattr(self, "table", None)
-        if table is None:
-            return found
+        table = self.table
         for match in self.result.matches:
             for name in (match.slot, *match.preempted_dslots):
                 i = table.by_name.get(name)
@@ -472,10 +470,9 @@ class NegotiationCycle:
         into it and into this cycle, match and full classes point at each other): the objects a
         cycle makes, many thousands, are then freed by reference counting when the cycle lets go
         of them instead of waiting for Python's cycle collector (tests/negotiator/test_garbage.py)."""
-        if hasattr(self, "matchmaker"):
-            self.matchmaker.forget_walks()
-            self.matchmaker.refresh_class = None  # a method of this cycle, which holds the matchmaker
-            self.table.close()
+        self.matchmaker.forget_walks()
+        self.matchmaker.refresh_class = None  # a method of this cycle, which holds the matchmaker
+        self.table.close()
 
     def run(self, states: list[SubmitterState]) -> None:
         t0 = self.timer()

@@ -118,7 +118,6 @@ class SlotFacts:
         return keys
 
 
-
 class SlotMemo:
     """Facts per slot ad object, kept from one cycle to the next (see the module docstring)."""
 
