@@ -210,7 +210,8 @@ def test_partitionable_slots_and_defrag_give_a_whole_machine(make_pool: MakePool
     assert len(evicted) >= 2, log.events()  # at least one machine's jobs
     defrag = pool.wait_for(lambda: [a for a in pool.c.query("Defrag") if int(a.get("DrainSuccesses", 0)) >= 1],
                            20, "the Defrag ad counting the drain")
-    assert int(defrag[0]["DrainFailures"]) == 0
+    assert int(defrag[0]["DrainFailures"]) == 0, \
+        [line for line in pool.log_text("defrag").splitlines() if "refused" in line or "no answer" in line]
     pool.wait_for(lambda: all(log.has("001", s, 2) for s in evicted), 30, "the evicted jobs running again",
                   show=log.events)
     pool.act("remove", *singles)

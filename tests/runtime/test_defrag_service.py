@@ -83,6 +83,8 @@ def test_a_poll_drains_through_the_ads_addresses_and_the_ad_counts_it(tmp_path: 
         assert pool.defrag.next_deadline() == T0 + 120
         await pool.defrag.stop(How.GRACEFUL)
         assert (await pool.collector.handle(QueryAds("Defrag"))).ads == ()
+        await pool.fire(T0 + 180)  # the timer loop runs on while the daemon stops: no ad comes back
+        assert (await pool.collector.handle(QueryAds("Defrag"))).ads == ()
         await pool.daemon.client.close()
 
     run(test)

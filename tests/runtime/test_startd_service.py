@@ -19,6 +19,7 @@ from htcpool.protocol import (
     Command,
     DaemonCommand,
     How,
+    InvalidateAd,
     JobEvent,
     JobUpdate,
     Ok,
@@ -449,4 +450,23 @@ def test_a_drain_completing_with_restart_or_reconfig_asks_the_master(
         with pytest.raises(RequestRefused) as again:
             await s.service.handle(m.Drain())
         assert again.value.status == 409 and "DRAINING_ALREADY_IN_PROGRESS" in again.value.detail
+    run(test)
+
+
+def test_nothing_is_advertised_after_the_stopping_startd_withdraws_its_slots(tmp_path: Path) -> None:
+    """The timer loop goes on while the daemon stops (starters are given their patience, the
+    invalidations time to go out); a periodic update in that time must not bring the withdrawn
+    slots back into the collector (condor_drain -exit-on-completion leaves no slot behind)."""
+    async def test() -> None:
+        s = Startd(tmp_path)
+        await s.begin()
+        stopping = asyncio.create_task(s.service.stop(How.GRACEFUL))
+        await settle()
+        withdrawn = [msg.name for msg in s.posted.of(InvalidateAd)]
+        assert sorted(withdrawn) == ["slot1@exec.test", "slot2@exec.test"], withdrawn
+        before = len(s.posted.items)
+        await s.at(s.clock.now + 60)  # past UPDATE_INTERVAL and the next sensing: every slot is due
+        await stopping
+        after = [type(msg).__name__ for _, msg, _ in s.posted.items[before:]]
+        assert not any(isinstance(msg, UpdateAd) for _, msg, _ in s.posted.items[before:]), after
     run(test)
