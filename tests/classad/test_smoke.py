@@ -22,3 +22,15 @@ def test_match_falls_back_to_target() -> None:
     assert my.matches(target) and target.matches(my)
     assert ExprTree("x").eval(my, target) == 5
     assert ExprTree("x").eval(my) is Value.Undefined
+
+
+def test_get_gives_what_the_mapping_protocol_gives() -> None:
+    """``ClassAd.get`` (its own, for speed) agrees with ``Mapping.get`` on every kind of value."""
+    from collections.abc import Mapping
+
+    ad = ClassAd('[ A = 1; b = "x"; L = { 1, 2 }; N = [ c = 3 ]; E = A + 1; U = undefined ]')
+    for name in ("A", "a", "B", "L", "N", "E", "U", "missing"):
+        for default in (None, 7):
+            mine, theirs = ad.get(name, default), Mapping.get(ad, name, default)
+            assert type(mine) is type(theirs) and str(mine) == str(theirs), (name, mine, theirs)
+    assert ad.get("missing") is None and ad.get("a") == 1 and ad.get("L") == [1, 2]

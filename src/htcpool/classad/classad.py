@@ -108,6 +108,17 @@ class ClassAd(Node, MutableMapping[str, Any]):
         node = self._exprs.get(key.lower())
         if node is None:
             raise KeyError(key)
+        return self._value_of(node)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """``Mapping.get`` without its exception: most asks on a hot path are for absent names."""
+        node = self._exprs.get(key.lower())
+        if node is None:
+            return default
+        return self._value_of(node)
+
+    def _value_of(self, node: Node) -> Any:
+        """What ``ad[name]`` gives for the attribute whose node is ``node``."""
         if type(node) is Literal:  # what evaluating it gives, without an evaluation's state
             return to_python(node.value)
         if isinstance(node, (ListExpr, AdExpr, ClassAd)):

@@ -37,6 +37,7 @@ whose matching cannot be evaluated is rejected (``session``); both are named in 
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple
@@ -72,7 +73,7 @@ from htcpool.negotiator.slotclasses import (
     never_true,
 )
 from htcpool.negotiator.slotmemo import SlotFacts, SlotMemo
-from htcpool.negotiator.slotstate import SlotState, charged_customer, slot_state
+from htcpool.negotiator.slotstate import SlotState, charged_customer, slot_states
 from htcpool.negotiator.stats import CycleStats
 
 
@@ -135,6 +136,10 @@ class CycleOutcome:
     slot_ads: dict[str, ClassAd] = field(default_factory=dict)
 
 
+#: ``SlotState.named`` of a state, as a C-level getter
+_NAMED = operator.attrgetter("named")
+
+
 def _zero() -> float:
     return 0.0
 
@@ -180,15 +185,14 @@ class NegotiationCycle:
     def prepare(self, slots: Sequence[ClassAd], submitters: Sequence[SubmitterAd]) -> list[SubmitterState]:
         t0 = self.timer()
         pol, acct = self.policy, self.accountant
-        facts = self.memo.facts
-        named = [(s, f, st) for s in slots if (st := slot_state(f := facts(s), self.context)).named]
+        slots, slot_facts, slot_states = self._named_slots(slots)
         if pol.slot_constraint:
             keep = ExprTree(pol.slot_constraint)
-            named = [(s, f, st) for s, f, st in named if self._satisfies(
+            named = [(s, f, st) for s, f, st in zip(slots, slot_facts, slot_states, strict=True) if self._satisfies(
                 "NEGOTIATOR_SLOT_CONSTRAINT", keep, s, f"slot {literal(s, 'Name', self.context)}")]
-        slots = [s for s, _, _ in named]
-        slot_facts = [f for _, f, _ in named]
-        slot_states = [st for _, _, st in named]
+            slots = [s for s, _, _ in named]
+            slot_facts = [f for _, f, _ in named]
+            slot_states = [st for _, _, st in named]
         subs = [
             s for s in submitters
             if not s.skip_matchmaking and s.running_jobs + sum(len(r.jobs) for r in s.requests) > 0
@@ -246,6 +250,15 @@ class NegotiationCycle:
             states = fan_out(states, pol.max_global_job_prios, self.context)
         self.stats.phase2_duration = self.timer() - t1
         return states
+
+    def _named_slots(self, slots: Sequence[ClassAd]) -> tuple[list[ClassAd], list[SlotFacts], list[SlotState]]:
+        """The slots whose Name is a string, with their facts and states (step 1)."""
+        facts = self.memo.facts_of(slots)
+        states = slot_states(facts, self.context)
+        if all(map(_NAMED, states)):  # the usual case: no list to filter
+            return list(slots), facts, states
+        keep = [i for i, st in enumerate(states) if st.named]
+        return [slots[i] for i in keep], [facts[i] for i in keep], [states[i] for i in keep]
 
     def _weights(self, slots: Sequence[ClassAd], facts: Sequence[SlotFacts], weigh: SlotWeigher) -> list[float]:
         """Each slot's weight: kept in its facts (``slotmemo``) when it follows from its literals."""

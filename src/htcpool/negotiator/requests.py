@@ -72,14 +72,14 @@ def significant_attributes(slots: Iterable[ClassAd], policy: NegotiatorPolicy,
     names: set[str] = set()
     seen_shapes: set[int] = set()
     memo = memo or SlotMemo()
-    for slot in slots:
+    for facts in memo.facts_of(list(slots)):
         # ads of one expression shape hold the same expression nodes under the same names, so
         # they read the same job attributes; the shape is a small number the cycle needs anyway
-        facts = memo.facts(slot)
         shape = facts.shape or facts.expression_shape()
         if shape in seen_shapes:
             continue
         seen_shapes.add(shape)
+        slot = facts.ad
         nodes = [n for n in slot._exprs.values() if type(n) is not Literal and type(n) is not ListExpr]
         _, other = closure(slot, nodes)
         names |= other

@@ -148,3 +148,24 @@ class SlotMemo:
             self.misses += 1
         self._current[key] = f
         return f
+
+    def facts_of(self, ads: Sequence[ClassAd]) -> list[SlotFacts]:
+        """``facts`` of each of ``ads``, in one loop (a cycle asks for every slot of the pool)."""
+        current, previous, interned = self._current, self._previous, self._interned
+        out = []
+        hits = misses = 0
+        for ad in ads:
+            key = id(ad)
+            f = current.get(key)
+            if f is None or f.ad is not ad:
+                f = previous.get(key)
+                if f is not None and f.ad is ad:
+                    hits += 1
+                else:
+                    f = SlotFacts(ad, interned)
+                    misses += 1
+                current[key] = f
+            out.append(f)
+        self.hits += hits
+        self.misses += misses
+        return out

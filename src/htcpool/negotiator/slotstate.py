@@ -15,6 +15,7 @@ as before. Most slots of a busy pool are claims that change only when their job 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import NamedTuple
 
 from htcpool.classad import ClassAd, EvalContext
@@ -25,7 +26,7 @@ from htcpool.negotiator.poolsize import effective_cpus, ghost_multiplier
 from htcpool.negotiator.slotclasses import SlotTable, current_rank, remote_user_for_preemption
 from htcpool.negotiator.slotmemo import UNKNOWN, SlotFacts, literal_only
 
-__all__ = ["READ_NAMES", "SlotState", "charged_customer", "read_state", "slot_state"]
+__all__ = ["READ_NAMES", "SlotState", "charged_customer", "read_state", "slot_state", "slot_states"]
 
 #: every (lower-cased) attribute ``read_state`` reads
 READ_NAMES = (
@@ -87,6 +88,15 @@ def slot_state(facts: SlotFacts, context: EvalContext) -> SlotState:
         if literal_only(facts.ad, READ_NAMES):
             facts.state = found
     return found
+
+
+def slot_states(facts: Sequence[SlotFacts], context: EvalContext) -> list[SlotState]:
+    """``slot_state`` of each of ``facts``, in one loop."""
+    out = []
+    for f in facts:
+        found = f.state
+        out.append(slot_state(f, context) if found is UNKNOWN else found)
+    return out
 
 
 def charged_customer(state: SlotState, discount_suspended: bool) -> str | None:
