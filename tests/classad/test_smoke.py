@@ -1,5 +1,7 @@
 """First end-to-end checks of the ClassAd core: parse, evaluate, print, match."""
 
+import pytest
+
 from htcpool.classad import ClassAd, ExprTree, Value
 
 
@@ -34,3 +36,19 @@ def test_get_gives_what_the_mapping_protocol_gives() -> None:
             mine, theirs = ad.get(name, default), Mapping.get(ad, name, default)
             assert type(mine) is type(theirs) and str(mine) == str(theirs), (name, mine, theirs)
     assert ad.get("missing") is None and ad.get("a") == 1 and ad.get("L") == [1, 2]
+
+
+def test_pop_gives_and_removes_what_the_mapping_protocol_does() -> None:
+    from collections.abc import MutableMapping
+
+    text = '[ A = 1; b = "x"; L = { 1, 2 }; E = A + 1 ]'
+    for name in ("a", "B", "L", "E", "missing"):
+        mine, theirs = ClassAd(text), ClassAd(text)
+        for default in (7, None):
+            got, want = mine.pop(name, default), MutableMapping.pop(theirs, name, default)
+            assert str(got) == str(want) and type(got) is type(want), (name, got, want)
+            assert mine.same_as(theirs) and list(mine) == list(theirs), (name, mine, theirs)
+    ad = ClassAd(text)
+    with pytest.raises(KeyError):
+        ad.pop("missing")
+    assert ad.pop("A") == 1 and "A" not in ad and len(ad) == 3

@@ -27,6 +27,10 @@ if TYPE_CHECKING:
     from htcpool.classad.expr import ExprTree
 
 
+#: ``ClassAd.pop`` called without a default
+_ABSENT: Any = object()
+
+
 class ClassAd(Node, MutableMapping[str, Any]):
     __slots__ = ("_exprs", "_names", "_parent", "_alternate", "_shared", "__weakref__")
 
@@ -143,6 +147,21 @@ class ClassAd(Node, MutableMapping[str, Any]):
         self._own()
         del self._exprs[low]
         del self._names[low]
+
+    def pop(self, key: str, default: Any = _ABSENT) -> Any:
+        """``MutableMapping.pop`` without its exception for an absent name (the startd drops
+        attributes that are mostly not there on every publication)."""
+        low = key.lower()
+        node = self._exprs.get(low)
+        if node is None:
+            if default is _ABSENT:
+                raise KeyError(key)
+            return default
+        value = self._value_of(node)
+        self._own()
+        del self._exprs[low]
+        del self._names[low]
+        return value
 
     def _own(self) -> None:
         """Copy shared tables before the first change (views share their node's tables)."""
