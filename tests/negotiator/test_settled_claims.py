@@ -79,6 +79,7 @@ def test_cycles_with_settled_claims_decide_as_cycles_without(policy: NegotiatorP
             copies = [ad.copy() for ad in pool]
             with monkeypatch.context() as patched:  # the shortcut off: every claim ranked
                 patched.setattr(slotclasses_module, "never_true", lambda node: False)
+                patched.setattr(NegotiationCycle, "_decorations_unread", lambda self, slots, reads: False)
                 slow = negotiate(now, copies, submitters(copies, jobs, policy), plain, policy)
             assert _decided(fast.result) == _decided(slow.result), (seed, cycle)
             assert fast.stats.candidate_slots == slow.stats.candidate_slots
@@ -87,9 +88,15 @@ def test_cycles_with_settled_claims_decide_as_cycles_without(policy: NegotiatorP
 def _settled_slots(policy: NegotiatorPolicy, pool: list[ClassAd]) -> list[str]:
     jobs = {"alice@d": [job(1, 0, Owner="alice")]}
     cyc = NegotiationCycle(START, Accountant(policy.accountant), policy, None, lambda: 0.0)
+    tallied = NegotiationCycle(START, Accountant(policy.accountant), policy, None, lambda: 0.0)
+    tallied.prepare(pool, submitters(pool, jobs, policy))
+    cyc._decorations_unread = lambda slots, reads: False  # type: ignore[method-assign]  # every slot placed
     cyc.prepare(pool, submitters(pool, jobs, policy))
     t = cyc.table
-    return sorted(t.names[i] for f in t.full_classes.values() if f.settled for i in f.slots)
+    names = sorted(t.names[i] for f in t.full_classes.values() if f.settled for i in f.slots)
+    # as the collector gave them, the settled claims are only counted in their classes, as many
+    assert sum(f.tallied + len(f.slots) for f in tallied.table.full_classes.values() if f.settled) == len(names)
+    return names
 
 
 def test_only_claims_no_job_can_preempt_are_settled() -> None:

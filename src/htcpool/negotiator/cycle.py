@@ -121,6 +121,9 @@ class Trimmed(NamedTuple):
     bases: list[ClassAd]  # its ad as the collector gave it
     facts: list[SlotFacts]  # the facts of that ad (``slotmemo``)
     states: list[SlotState]  # and its state (``slotstate``)
+    #: the settled claims matched as the collector gave them, apart: each with the number of
+    #: slots of the lists above before it, its facts and its state (``SlotTable``'s ``settled``)
+    settled: list[tuple[int, SlotFacts, SlotState]]
 
 
 @dataclass
@@ -237,9 +240,9 @@ class NegotiationCycle:
         job_reads = self._job_reads(subs)
         plain = self._decorations_unread(slot_facts, job_reads)
         trimmed = self._trim(slots, slot_facts, slot_states, weights, weigh, plain)
-        self.stats.trimmed_slots = len(trimmed.ads)
+        self.stats.trimmed_slots = len(trimmed.ads) + len(trimmed.settled)
         group_mode = self.groups is not None and self.groups.has_groups
-        self.stats.candidate_slots = size.slots if group_mode else len(trimmed.ads)
+        self.stats.candidate_slots = size.slots if group_mode else self.stats.trimmed_slots
         self._build_matchmaker(trimmed, job_reads, weigh)
         states = [
             SubmitterState(s.name, s.schedd, list(s.requests), i, s.running_jobs, [0] * len(s.requests),
@@ -342,10 +345,13 @@ class NegotiationCycle:
     def _trim(self, slots: list[ClassAd], facts: list[SlotFacts], states: list[SlotState], weights: list[float],
               weigh: SlotWeigher, plain: bool = False) -> Trimmed:
         """The slots the cycle may match (step 3), decorated (step 4; with ``plain``, from
-        ``_decorations_unread``, a settled claim is not, unless a preemption is pending on it)."""
+        ``_decorations_unread``, a settled claim is not, unless a preemption is pending on it, and
+        goes to ``Trimmed.settled``: the slot table only counts it, see ``slotclasses``; the
+        table settles claims whenever ``plain`` holds, as ``_decorations_unread`` checks the
+        same conditions)."""
         pol = self.policy
-        out = Trimmed([], [], [], [], [], [])
-        kept, kept_weights, candidate, bases, kept_facts, kept_states = out
+        out = Trimmed([], [], [], [], [], [], [])
+        kept, kept_weights, candidate, bases, kept_facts, kept_states, settled = out
         preemption, early, pslot_preemption = (pol.consider_preemption, pol.consider_early_preemption,
                                                pol.allow_pslot_preemption)
         cross = pol.cross_slot_prios
@@ -366,9 +372,12 @@ class NegotiationCycle:
             if decorate and plain and claimed and not pslot and not st.pending and st.settled:
                 decorate = False
                 user = st.preempt_user
-                if user is not None and user not in recorded:
-                    recorded.add(user)
-                    self.accountant.record(user)  # as decorating would: a new user gets a record
+                if user is not None:
+                    if user not in recorded:
+                        recorded.add(user)
+                        self.accountant.record(user)  # as decorating would: a new user gets a record
+                    settled.append((len(kept), f, st))  # counted in its class, given no place
+                    continue
             ad = self.decorator.decorate(s, claimed) if decorate else s
             kept.append(ad)
             bases.append(s)
@@ -391,11 +400,12 @@ class NegotiationCycle:
         slot_side: set[str] = set()
         slot_own: set[str] = set()
         shapes: set[object] = set()
-        slots, weights, candidate, bases, facts, states = trimmed
+        slots, weights, candidate, bases, facts, states, settled = trimmed
         added = [() if ad is b else self.decorator.added(ad) for ad, b in zip(slots, bases, strict=True)]
         shape_of = [f.decorated_shape(ad, a) if a else (f.shape or f.expression_shape())
                     for ad, f, a in zip(slots, facts, added, strict=True)]
-        for ad, shape in zip(slots, shape_of, strict=True):
+        settled_shapes = {f.shape or f.expression_shape(): f.ad for _, f, _ in settled}
+        for ad, shape in (*zip(slots, shape_of, strict=True), *((a, sh) for sh, a in settled_shapes.items())):
             if shape not in shapes:
                 shapes.add(shape)
                 own, other = whole_closure(shape, ad)
@@ -411,7 +421,7 @@ class NegotiationCycle:
             policy_nodes=nodes, weigh=weigh, weights=weights, context=self.context, candidate=candidate,
             live_names=live_slot if self.live_sensitive else frozenset(),
             shapes=shape_of, facts=facts, added=added, states=states,
-            settle_claims=not pol.allow_pslot_preemption,
+            settle_claims=not pol.allow_pslot_preemption, settled=settled, settled_shapes=settled_shapes,
             identity=self.decorator.identity if read & (live_slot - LIVE_SLOT_ATTRS) else None,
         )
         self.matchmaker = Matchmaker(

@@ -95,7 +95,8 @@ class Matchmaker:
         self._job_rank_dependent: dict[Hashable, bool] = {}
         self.slot_universe: set[str] = set()
         seen: set[Hashable] = set()
-        for ad, shape in zip(table.ads, table.shapes, strict=True):
+        for ad, shape in (*zip(table.ads, table.shapes, strict=True),
+                          *((a, sh) for sh, a in table.tallied_reps.items())):
             if shape not in seen:  # ads of one shape define the same names
                 seen.add(shape)
                 self.slot_universe.update(ad._exprs)
@@ -202,7 +203,7 @@ class Matchmaker:
             if first.settled and len(m.full) == 1:
                 settled.append(m)  # never a candidate: see ``_refused_by_policy``
                 continue
-            if self.requirements(sig, token, job, m.rep, m.key, t.cp_resources[first.slots[0]]) is None:
+            if self.requirements(sig, token, job, m.rep, m.key, m.cp) is None:
                 continue
             if m.static_order is not None and not dep:
                 out.append(m.static_order)
@@ -326,17 +327,17 @@ class Matchmaker:
         t = self.table
         available = t.available
         if any(
-            f.remote_user != submitter and f.head(available) is not None
+            f.remote_user != submitter and f.any_available(available)
             for f in self._policy_rejected.get((sig, token), ())
         ):
             return True
         job, settled = self._settled.get((sig, token), (None, []))
         for m in settled:
             f = m.full[0]
-            if f.remote_user == submitter or f.head(available) is None:
+            if f.remote_user == submitter or not f.any_available(available):
                 continue
             assert job is not None
-            if self.requirements(sig, token, job, m.rep, m.key, t.cp_resources[f.slots[0]]) is not None:
+            if self.requirements(sig, token, job, m.rep, m.key, m.cp) is not None:
                 return True
         return False
 

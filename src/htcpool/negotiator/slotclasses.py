@@ -18,7 +18,12 @@ each slot ad alone (its name, remote user, consumption resources, the value keys
 rank names) comes from its ``SlotFacts`` (``slotmemo``), kept across cycles while the ad is the same
 object; the attributes the cycle set in a decorated copy are read from the copy. A claimed slot
 that no job can preempt (``SlotTable.settled_claim``) joins its match class's one settled class,
-which is never a candidate and has no ranks.
+which is never a candidate and has no ranks. One that the cycle matches as the collector gave it
+(no decorated copy: ``cycle._decorations_unread``), most slots of a busy pool, is not even given
+a place (an index) in the table: the cycle hands it over apart, and it is only counted in that
+class (``FullClass.tallied``), at its turn in input order so that classes are made in the same
+order. Nothing reads such a slot's place: it is never taken, matched or preempted, and what the
+cycle asks of its class (is a slot left, with which consumption resources) has the same answer.
 """
 
 from __future__ import annotations
@@ -119,6 +124,12 @@ class FullClass:
     pos: int = 0  # slots before this index are no longer available (for everyone)
     #: the claimed slots of a match class that no job can preempt (``SlotTable.settled``)
     settled: bool = False
+    #: settled slots counted in the class without a place in the table (``SlotTable``'s ``settled``)
+    tallied: int = 0
+
+    def any_available(self, available: list[bool]) -> bool:
+        """Whether a slot of the class is still available (a tallied one always is: never taken)."""
+        return self.tallied > 0 or self.head(available) is not None
 
     def head(self, available: list[bool]) -> int | None:
         slots, p = self.slots, self.pos
@@ -139,6 +150,8 @@ class MatchClass:
     static_order: list[tuple[tuple[float, ...], FullClass]] | None = None
     #: its full class of settled claimed slots (``SlotTable._settled_class``), once there is one
     settled_class: FullClass | None = None
+    #: the consumption-policy resources of its first slot (what its Requirements are evaluated with)
+    cp: tuple[str, ...] | None = None
 
 
 class SlotTable:
@@ -163,6 +176,8 @@ class SlotTable:
         added: Sequence[tuple[str, ...]] | None = None,
         settle_claims: bool = False,
         states: Sequence[SlotState] | None = None,
+        settled: Sequence[tuple[int, SlotFacts, SlotState]] = (),
+        settled_shapes: dict[Shape, ClassAd] | None = None,
     ) -> None:
         self.ads: list[ClassAd] = list(slots)
         self.context = context
@@ -182,26 +197,11 @@ class SlotTable:
         #: what else must be equal for two slots to share a class (the users whose usage their live
         #: cross-slot attributes follow), or None
         self.identity = identity
-        match_names: set[str] = set(job_refs_req) | {"requirements"}
-        job_refs: set[str] = set()
-        rank_names: set[str] = set(job_refs_rank) | {"rank"}
-        # the first slot of each (shape, consumption resources), found without a Python loop over
-        # every slot (the reversed pairs leave each key's smallest index); the unions are orderless
-        pairs = list(zip(self.shapes, self.cp_resources, strict=True))
-        firsts = dict(zip(reversed(pairs), range(len(pairs) - 1, -1, -1), strict=True))
-        for i in firsts.values():
-            ad = self.ads[i]
-            req = [n for n in (ad._exprs.get("requirements"),) if n is not None]
-            cp = self.cp_resources[i]
-            if cp:
-                req += [ad._exprs[f"consumption{r.lower()}"] for r in cp]
-                match_names |= {r.lower() for r in cp} | {"machineresources"}
-            own, other = shape_closure(self.shapes[i], ad, req)
-            match_names |= own
-            job_refs |= other
-            rank_nodes = [n for n in (ad._exprs.get("rank"),) if n is not None]
-            own, _ = shape_closure(self.shapes[i], ad, rank_nodes + list(policy_nodes.values()))
-            rank_names |= own
+        #: one ad of each expression shape among the tallied settled slots (``_place_all``;
+        #: ``settled_shapes``, when the caller worked them out)
+        self.tallied_reps: dict[Shape, ClassAd] = settled_shapes if settled_shapes is not None else \
+            {f.shape or f.expression_shape(): f.ad for _, f, _ in settled}
+        match_names, job_refs, rank_names = self._names_read(job_refs_req, job_refs_rank)
         self.match_names = HashedTuple(sorted(match_names))  # the key of each slot's value keys: hashed once
         #: the job attributes the slots' Requirements (and consumption policies) can read
         self.job_refs = frozenset(job_refs)
@@ -214,15 +214,72 @@ class SlotTable:
         self.full_classes: dict[Hashable, FullClass] = {}
         #: whether claimed slots whose RANK cannot beat their CurrentRank are settled (``settled_claim``)
         self.settle_claims = settle_claims and not live_names and never_true(policy_nodes.get("preq"))
+        if settled and (not self.settle_claims or identity is not None):
+            raise ValueError("settled slots are tallied only in a table that settles claims, without identity")
         self.full_of: list[FullClass | None] = []
-        for i, ad in enumerate(self.ads):
-            self.full_of.append(self._place(i, ad) if candidate is None or candidate[i] else None)
-        self.left = len(self.ads)  # slots still available
+        self._place_all(candidate, settled)
+        self.left = len(self.ads) + len(settled)  # slots still available
         for m in self.match_classes.values():
             if all(not f.claimed and not f.dependent for f in m.full):
                 order = [(self._static_key(f), f) for f in m.full]
                 order.sort(key=lambda e: (e[0], e[1].slots[0]))
                 m.static_order = order
+
+    def _names_read(self, job_refs_req: set[str], job_refs_rank: set[str]) -> tuple[set[str], set[str], set[str]]:
+        """The slot attributes the two Requirements (and consumption policies) can read, the job
+        attributes they read, and the slot attributes the ranks and policy expressions read."""
+        match_names: set[str] = set(job_refs_req) | {"requirements"}
+        job_refs: set[str] = set()
+        rank_names: set[str] = set(job_refs_rank) | {"rank"}
+        # one ad of each (shape, consumption resources): ads of one shape have the same closures.
+        # The first slot of each, found without a Python loop over every slot (the reversed pairs
+        # leave each key's smallest index); the unions are orderless
+        pairs = list(zip(self.shapes, self.cp_resources, strict=True))
+        firsts = dict(zip(reversed(pairs), range(len(pairs) - 1, -1, -1), strict=True))
+        reps: dict[tuple[Shape, tuple[str, ...] | None], ClassAd] = {k: self.ads[i] for k, i in firsts.items()}
+        for shape, ad in self.tallied_reps.items():  # a settled slot has no consumption policy
+            reps.setdefault((shape, None), ad)
+        for (shape, cp), ad in reps.items():
+            req = [n for n in (ad._exprs.get("requirements"),) if n is not None]
+            if cp:
+                req += [ad._exprs[f"consumption{r.lower()}"] for r in cp]
+                match_names |= {r.lower() for r in cp} | {"machineresources"}
+            own, other = shape_closure(shape, ad, req)
+            match_names |= own
+            job_refs |= other
+            rank_nodes = [n for n in (ad._exprs.get("rank"),) if n is not None]
+            own, _ = shape_closure(shape, ad, rank_nodes + list(self.policy_nodes.values()))
+            rank_names |= own
+        return match_names, job_refs, rank_names
+
+    def _place_all(self, candidate: Sequence[bool] | None,
+                   settled: Sequence[tuple[int, SlotFacts, SlotState]]) -> None:
+        """Every slot into its classes, in input order: the table's own slots, and the settled
+        claims given apart (each with the number of table slots before it), which are only
+        counted in their match class's settled class: no job can take or preempt them, so they
+        need no place of their own, only their share in the classes' order and counts."""
+        full_of = self.full_of
+        k, n = 0, len(settled)
+        for i, ad in enumerate(self.ads):
+            while k < n and settled[k][0] <= i:
+                self._tally(settled[k][1], settled[k][2])
+                k += 1
+            full_of.append(self._place(i, ad) if candidate is None or candidate[i] else None)
+        while k < n:
+            self._tally(settled[k][1], settled[k][2])
+            k += 1
+
+    def _tally(self, f: SlotFacts, state: SlotState) -> None:
+        """A settled claimed slot (``_place``'s settled case, for an ad the cycle did not copy),
+        counted in its match class's settled class."""
+        remote = state.preempt_user
+        assert remote is not None
+        mkey = (remote, f.value_keys(self.match_names))
+        m = self.match_classes.get(mkey)
+        if m is None:
+            m = self.match_classes[mkey] = MatchClass(len(self.match_classes), mkey, f.ad)
+        self._settled_class(m, f.ad, remote).tallied += 1
+        m.left += 1
 
     # ------------------------------------------------------------------ facts of the ads
     def _read_facts(self, facts: Sequence[SlotFacts] | None, added: Sequence[tuple[str, ...]] | None,
@@ -352,7 +409,7 @@ class SlotTable:
         self.mkeys[i] = mkey
         m = self.match_classes.get(mkey)
         if m is None:
-            m = MatchClass(len(self.match_classes), mkey, ad)
+            m = MatchClass(len(self.match_classes), mkey, ad, cp=self.cp_resources[i])
             self.match_classes[mkey] = m
         states = self.states
         state = states[i] if states is not None and (not added or _RANK_NAMES.isdisjoint(added)) else None
