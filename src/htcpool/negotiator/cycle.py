@@ -422,6 +422,7 @@ class NegotiationCycle:
             live_names=live_slot if self.live_sensitive else frozenset(),
             shapes=shape_of, facts=facts, added=added, states=states,
             settle_claims=not pol.allow_pslot_preemption, settled=settled, settled_shapes=settled_shapes,
+            names=self.memo.names,
             identity=self.decorator.identity if read & (live_slot - LIVE_SLOT_ATTRS) else None,
         )
         self.matchmaker = Matchmaker(

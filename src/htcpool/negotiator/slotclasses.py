@@ -178,6 +178,7 @@ class SlotTable:
         states: Sequence[SlotState] | None = None,
         settled: Sequence[tuple[int, SlotFacts, SlotState]] = (),
         settled_shapes: dict[Shape, ClassAd] | None = None,
+        names: Callable[[tuple[str, ...]], HashedTuple] = HashedTuple,
     ) -> None:
         self.ads: list[ClassAd] = list(slots)
         self.context = context
@@ -202,13 +203,14 @@ class SlotTable:
         self.tallied_reps: dict[Shape, ClassAd] = settled_shapes if settled_shapes is not None else \
             {f.shape or f.expression_shape(): f.ad for _, f, _ in settled}
         match_names, job_refs, rank_names = self._names_read(job_refs_req, job_refs_rank)
-        self.match_names = HashedTuple(sorted(match_names))  # the key of each slot's value keys: hashed once
+        #: the key of each slot's value keys (``names``: the memo's one object per content)
+        self.match_names = names(tuple(sorted(match_names)))
         #: the job attributes the slots' Requirements (and consumption policies) can read
         self.job_refs = frozenset(job_refs)
         self._match_pos = {n: k for k, n in enumerate(self.match_names)}
         #: each slot's match key (``match_key`` of its current ad), or None until asked for
         self.mkeys: list[Hashable | None] = [None] * len(self.ads)
-        self.rank_names = HashedTuple(sorted(rank_names - match_names))
+        self.rank_names = names(tuple(sorted(rank_names - match_names)))
         self._rank_pos = {n: k for k, n in enumerate(self.rank_names)}
         self.match_classes: dict[Hashable, MatchClass] = {}
         self.full_classes: dict[Hashable, FullClass] = {}
@@ -258,28 +260,37 @@ class SlotTable:
         claims given apart (each with the number of table slots before it), which are only
         counted in their match class's settled class: no job can take or preempt them, so they
         need no place of their own, only their share in the classes' order and counts."""
-        full_of = self.full_of
-        k, n = 0, len(settled)
-        for i, ad in enumerate(self.ads):
-            while k < n and settled[k][0] <= i:
-                self._tally(settled[k][1], settled[k][2])
-                k += 1
-            full_of.append(self._place(i, ad) if candidate is None or candidate[i] else None)
-        while k < n:
-            self._tally(settled[k][1], settled[k][2])
-            k += 1
+        full_of, ads, names = self.full_of, self.ads, self.match_names
+        #: (user, id of the value keys) -> the settled class and those keys (kept alive with it):
+        #: the memo hands out one value-key tuple per content, so most slots find their class here
+        #: without hashing the tuple
+        held: dict[tuple[str | None, int], tuple[FullClass, tuple[Hashable, ...]]] = {}
+        i = 0
+        for before, f, state in settled:
+            while i < before:
+                full_of.append(self._place(i, ads[i]) if candidate is None or candidate[i] else None)
+                i += 1
+            # ``_place``'s settled case, for an ad the cycle did not copy: counted in its class
+            remote = state.preempt_user
+            values = f.value_keys(names)
+            found = held.get((remote, id(values)))
+            if found is None:
+                assert remote is not None
+                m = self._match_class((remote, values), f.ad, None)
+                found = held[(remote, id(values))] = (self._settled_class(m, f.ad, remote), values)
+            cls = found[0]
+            cls.tallied += 1
+            cls.match_class.left += 1
+        for j in range(i, len(ads)):
+            full_of.append(self._place(j, ads[j]) if candidate is None or candidate[j] else None)
 
-    def _tally(self, f: SlotFacts, state: SlotState) -> None:
-        """A settled claimed slot (``_place``'s settled case, for an ad the cycle did not copy),
-        counted in its match class's settled class."""
-        remote = state.preempt_user
-        assert remote is not None
-        mkey = (remote, f.value_keys(self.match_names))
+    def _match_class(self, mkey: Hashable, ad: ClassAd, cp: tuple[str, ...] | None) -> MatchClass:
+        """The match class of key ``mkey``, made (with ``ad`` for its representative and ``cp``
+        for its consumption resources) when it is the first slot of it."""
         m = self.match_classes.get(mkey)
         if m is None:
-            m = self.match_classes[mkey] = MatchClass(len(self.match_classes), mkey, f.ad)
-        self._settled_class(m, f.ad, remote).tallied += 1
-        m.left += 1
+            m = self.match_classes[mkey] = MatchClass(len(self.match_classes), mkey, ad, cp=cp)
+        return m
 
     # ------------------------------------------------------------------ facts of the ads
     def _read_facts(self, facts: Sequence[SlotFacts] | None, added: Sequence[tuple[str, ...]] | None,
@@ -407,10 +418,7 @@ class SlotTable:
             self.facts[i].value_keys(self.match_names)
         mkey: Hashable = (remote, values, self.identity(ad)) if self.identity is not None else (remote, values)
         self.mkeys[i] = mkey
-        m = self.match_classes.get(mkey)
-        if m is None:
-            m = MatchClass(len(self.match_classes), mkey, ad, cp=self.cp_resources[i])
-            self.match_classes[mkey] = m
+        m = self._match_class(mkey, ad, self.cp_resources[i])
         states = self.states
         state = states[i] if states is not None and (not added or _RANK_NAMES.isdisjoint(added)) else None
         current = current_rank(ad, self.context) if state is None else state.current_rank

@@ -83,8 +83,8 @@ class SlotFacts:
         self.name: Any = UNKNOWN
         self.remote_user: Any = UNKNOWN
         self.cp: Any = UNKNOWN
-        #: names tuple -> the ad's value keys for those names
-        self.values: dict[tuple[str, ...], tuple[Hashable, ...]] = {}
+        #: (names tuple, the ad's value keys for those names), most recent last
+        self.values: list[tuple[tuple[str, ...], tuple[Hashable, ...]]] = []
         self.state: Any = UNKNOWN
         self.weight: tuple[Hashable, float] | None = None
 
@@ -108,13 +108,21 @@ class SlotFacts:
 
     def value_keys(self, names: tuple[str, ...]) -> tuple[Hashable, ...]:
         """``value_key`` of each of ``names`` in the ad."""
-        keys = self.values.get(names)
-        if keys is None:
-            if len(self.values) >= MAX_NAME_TUPLES:
-                self.values.clear()
-            exprs = self.ad._exprs
-            keys = HashedTuple([value_key(exprs.get(n)) for n in names])
-            keys = self.values[names] = self.interned.setdefault(keys, keys)
+        # a cycle's names come from the memo (``SlotMemo.names``), one object per content: found
+        # by identity without hashing them; an equal tuple made elsewhere is found by content
+        known = self.values
+        for seen, keys in known:
+            if seen is names:
+                return keys
+        for seen, keys in known:
+            if seen == names:
+                return keys
+        if len(known) >= MAX_NAME_TUPLES:
+            known.clear()
+        exprs = self.ad._exprs
+        keys = HashedTuple([value_key(exprs.get(n)) for n in names])
+        keys = self.interned.setdefault(keys, keys)
+        known.append((names, keys))
         return keys
 
 
@@ -125,6 +133,7 @@ class SlotMemo:
         self._current: dict[int, SlotFacts] = {}
         self._previous: dict[int, SlotFacts] = {}
         self._interned: dict[HashedTuple, HashedTuple] = {}
+        self._names: dict[tuple[str, ...], HashedTuple] = {}
         self.hits = 0
         self.misses = 0
 
@@ -134,6 +143,15 @@ class SlotMemo:
         self._current = {}
         if len(self._interned) > MAX_INTERNED:
             self._interned.clear()  # equal tuples then are two objects for a while: slower, no less equal
+
+    def names(self, names: tuple[str, ...]) -> HashedTuple:
+        """One object per content of a cycle's tuple of attribute names (``SlotFacts.value_keys``)."""
+        found = self._names.get(names)
+        if found is None:
+            if len(self._names) > MAX_INTERNED:
+                self._names.clear()
+            found = self._names[names] = HashedTuple(names)
+        return found
 
     def facts(self, ad: ClassAd) -> SlotFacts:
         key = id(ad)
