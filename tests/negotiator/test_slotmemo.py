@@ -211,3 +211,25 @@ def test_a_weight_is_literal_only_when_the_weigher_evaluates_nothing(attrs: dict
     del no_cpus["Cpus"]
     assert weigh.literal_only(no_cpus) is False  # SLOT_WEIGHT is evaluated (undefined: weight 1)
     assert SlotWeigher(AccountantPolicy(use_slot_weights=False), weigh.context).literal_only(ad) is True
+
+
+def test_value_keys_follow_the_names_whether_or_not_they_are_the_memos() -> None:
+    """A cycle's names come from ``SlotMemo.names`` (one object per content, found by identity);
+    an equal tuple made elsewhere finds the same keys, another tuple its own, and past
+    ``MAX_NAME_TUPLES`` tuples the oldest are worked out again, never mixed up."""
+    from htcpool.negotiator.exprinfo import value_key
+    from htcpool.negotiator.slotmemo import MAX_NAME_TUPLES
+
+    memo = SlotMemo()
+    ad = claimed("s@m", "bob@d", Cpus=2, Memory=1024)
+    facts = memo.facts_of([ad])[0]
+    names = memo.names(("cpus", "memory"))
+    assert memo.names(("cpus", "memory")) is names
+    keys = facts.value_keys(names)
+    assert facts.value_keys(names) is keys and facts.value_keys(("cpus", "memory")) is keys
+    every = [tuple(sorted(("cpus", "memory", "name", "state", "activity")[: k + 1])) for k in range(5)]
+    for round_ in range(2):
+        for wanted in every[: MAX_NAME_TUPLES + 1]:
+            got = facts.value_keys(memo.names(wanted) if round_ else wanted)
+            assert got == tuple(value_key(ad._exprs.get(n)) for n in wanted), (wanted, got)
+    assert facts.value_keys(names) == keys
