@@ -356,7 +356,17 @@ class NegotiationCycle:
                                                pol.allow_pslot_preemption)
         cross = pol.cross_slot_prios
         recorded: set[str] = set()  # the users a settled claim gave a record already (once is enough)
+        record = self.accountant.record
         for s, f, st, w in zip(slots, facts, states, weights, strict=True):
+            if plain and st.counted and (early or not st.retiring):
+                # the usual slot of a busy pool, in short: what the tests below decide for it
+                # (``plain`` holds only when preemption is considered)
+                user = st.preempt_user  # never None for a counted slot
+                if user is not None and user not in recorded:
+                    recorded.add(user)
+                    record(user)  # as decorating would: a new user gets a record
+                settled.append((len(kept), f, st))  # counted in its class, given no place
+                continue
             pslot = st.pslot
             claimed = st.claimed
             if claimed and not pslot:

@@ -53,30 +53,41 @@ class SlotState(NamedTuple):
     multiplier: int  # GhostMultiplier (``poolsize``)
     effective: int  # the cpus a p-slot counts for in the pool's size (``poolsize``)
     limits: bool  # it has an attribute that concurrency limits are counted from (``limits``)
+    #: a claim running a job, no p-slot, no preemption pending, settled, with a user: a cycle that
+    #: matches settled claims as the collector gave them counts it (``NegotiationCycle._trim``)
+    counted: bool
 
 
 def read_state(ad: ClassAd, context: EvalContext) -> SlotState:
     """The slot's state, read now (expressions evaluated in ``context``, the cycle's)."""
     exprs = ad._exprs
     state = literal(ad, "State", context)
+    activity = literal(ad, "Activity", context)
     rank = current_rank(ad, context)
+    claimed = state in CLAIMED_LIKE
+    pslot = literal(ad, "PartitionableSlot", context) is True
+    pending = "preemptingrank" in exprs or "preemptinguser" in exprs or "preemptingaccountinggroup" in exprs
+    settled = SlotTable.settled_claim(ad, rank)
+    preempt_user = remote_user_for_preemption(ad, context)
     return SlotState(
         named=type(literal(ad, "Name", context)) is str,
         state=state,
-        activity=literal(ad, "Activity", context),
-        claimed=state in CLAIMED_LIKE,
-        pslot=literal(ad, "PartitionableSlot", context) is True,
+        activity=activity,
+        claimed=claimed,
+        pslot=pslot,
         dslot=literal(ad, "DynamicSlot", context) is True,
         retiring=(number(literal(ad, "RetirementTimeRemaining", context, 0)) or 0) > 0,
         no_claims=(number(literal(ad, "NumClaims", context, 1)) or 0) <= 0,
-        pending="preemptingrank" in exprs or "preemptinguser" in exprs or "preemptingaccountinggroup" in exprs,
+        pending=pending,
         current_rank=rank,
-        settled=SlotTable.settled_claim(ad, rank),
-        preempt_user=remote_user_for_preemption(ad, context),
+        settled=settled,
+        preempt_user=preempt_user,
         customer=remote_user_of(ad, context),
         multiplier=ghost_multiplier(ad, context),
         effective=effective_cpus(ad, context),
         limits=consumes_limits(ad),
+        counted=claimed and not pslot and not (state == "Claimed" and activity == "Idle") and not pending
+        and settled and preempt_user is not None,
     )
 
 
