@@ -154,18 +154,7 @@ class SlotMemo:
         return found
 
     def facts(self, ad: ClassAd) -> SlotFacts:
-        key = id(ad)
-        f = self._current.get(key)
-        if f is not None and f.ad is ad:
-            return f
-        f = self._previous.get(key)
-        if f is not None and f.ad is ad:
-            self.hits += 1
-        else:
-            f = SlotFacts(ad, self._interned)
-            self.misses += 1
-        self._current[key] = f
-        return f
+        return self.facts_of((ad,))[0]
 
     def facts_of(self, ads: Sequence[ClassAd]) -> list[SlotFacts]:
         """``facts`` of each of ``ads``, in one loop (a cycle asks for every slot of the pool)."""
