@@ -21,6 +21,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
 STAMP = VENV / ".htcpool-installed"
+#: the test run's environment. Python 3.11 places a traceback's ``^~~~`` markers by calling
+#: ``ast.parse``, and the parser's depth counter is shared: a finalizer that formats a traceback
+#: (an asyncio task or future dropped unfinished logs one) run by the garbage collector in the
+#: middle of another ``ast.parse`` (pytest rewriting a test module's asserts, or formatting a
+#: failure) makes that parse fail with "SystemError: AST constructor recursion depth mismatch",
+#: which kills a pytest-xdist worker. Without column positions in code objects, tracebacks carry
+#: no markers and never parse (tests/test_tasks.py reproduces both)
+TEST_ENV = {"PYTHONNODEBUGRANGES": "1"}
 
 
 def _python() -> Path:
@@ -41,9 +49,9 @@ def ensure_venv(extras: str) -> Path:
     return _python()
 
 
-def run(cmd: list[str]) -> int:
+def run(cmd: list[str], env: dict[str, str] | None = None) -> int:
     print("+", " ".join(cmd), flush=True)
-    return subprocess.run(cmd, cwd=ROOT).returncode
+    return subprocess.run(cmd, cwd=ROOT, env=None if env is None else {**os.environ, **env}).returncode
 
 
 def main(argv: list[str]) -> int:
@@ -63,7 +71,7 @@ def main(argv: list[str]) -> int:
         # four workers on two cores, handing out tests as workers free up: the live-pool tests
         # spend most of their time waiting on daemons (with two workers the suite took 11 min
         # with the CPU two-thirds idle)
-        return run([str(py), "-m", "pytest", "-n", "4", "--dist", "worksteal", *rest])
+        return run([str(py), "-m", "pytest", "-n", "4", "--dist", "worksteal", *rest], env=TEST_ENV)
     if what == "bench":
         py = ensure_venv("test")
         return run([str(py), "-m", "benchmarks", *rest])
