@@ -9,7 +9,7 @@ from unittest.mock import patch
 import pytest
 
 from htcpool.classad import ClassAd
-from htcpool.protocol import QueryAds, Reschedule, UpdateAd
+from htcpool.protocol import InvalidateAd, QueryAds, Reschedule, UpdateAd
 from htcpool.runtime.collector_service import CollectorService
 from htcpool.runtime.daemon import CollectorUnavailable
 from tests.runtime.inprocess import Clock, Network, Recorder, daemon, pool_layout, run
@@ -98,5 +98,37 @@ def test_a_daemon_loads_what_the_libraries_load_on_first_use_before_it_serves(tm
     async def go() -> None:
         with patch("htcpool.runtime.daemon._load_lazy_modules", loading), pytest.raises(_Started):
             await d.run(Recorder())  # type: ignore[arg-type]
+
+    run(go)
+
+
+def test_an_ad_withdrawn_while_the_daemon_stops_is_not_sent_again(tmp_path: Path) -> None:
+    """A running startd withdraws a deleted dynamic slot and may advertise one of that name later;
+    once the daemon stops, a withdrawn ad stays withdrawn (its timer loop runs on through the
+    service's stop, and an update there would put the ad back in the collector)."""
+    layout = pool_layout(tmp_path / "pool")
+    clock, network = Clock(), Network()
+    sender = daemon("startd", layout, clock, network)
+    collector = CollectorService(daemon("collector", layout, clock, network))
+    layout.write_address("collector", network.serve("collector", collector.handle, layout))
+    slot = ClassAd({"MyType": "Machine", "Name": "slot1_1@a"})
+    other = ClassAd({"MyType": "Machine", "Name": "slot1_2@a"})
+
+    async def names() -> list[str]:
+        await sender.outbox.flush()
+        return sorted(ad["Name"] for ad in (await collector.handle(QueryAds("Machine"))).ads)
+
+    async def go() -> None:
+        sender.to_collector(UpdateAd(slot))
+        sender.to_collector(InvalidateAd("Machine", "slot1_1@a"))
+        sender.to_collector(UpdateAd(slot))  # the same name again, while running
+        assert await names() == ["slot1_1@a"]
+        sender.request_stop()
+        sender.to_collector(InvalidateAd("machine", "slot1_1@a"))
+        sender.to_collector(UpdateAd(slot))
+        sender.to_collector(UpdateAd(other))  # not withdrawn: still sent
+        assert await names() == ["slot1_2@a"]
+        assert sender.withdrawn("Machine", "slot1_1@a") and not sender.withdrawn("Machine", "slot1_2@a")
+        await sender.client.close()
 
     run(go)

@@ -81,6 +81,7 @@ def test_a_poll_drains_through_the_ads_addresses_and_the_ad_counts_it(tmp_path: 
         assert "Initiating graceful draining of slot1@m2." in caplog.text
         assert "m2 refused the drain: DRAINING_CHECK_EXPR_FAILED on slot1@m2" in caplog.text
         assert pool.defrag.next_deadline() == T0 + 120
+        pool.daemon.request_stop(How.GRACEFUL)  # as Daemon.run does before it stops the service
         await pool.defrag.stop(How.GRACEFUL)
         assert (await pool.collector.handle(QueryAds("Defrag"))).ads == ()
         await pool.fire(T0 + 180)  # the timer loop runs on while the daemon stops: no ad comes back

@@ -460,6 +460,7 @@ def test_nothing_is_advertised_after_the_stopping_startd_withdraws_its_slots(tmp
     async def test() -> None:
         s = Startd(tmp_path)
         await s.begin()
+        s.daemon.request_stop(How.GRACEFUL)  # as Daemon.run does before it stops the service
         stopping = asyncio.create_task(s.service.stop(How.GRACEFUL))
         await settle()
         withdrawn = [msg.name for msg in s.posted.of(InvalidateAd)]

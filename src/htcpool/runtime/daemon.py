@@ -45,6 +45,7 @@ from htcpool.protocol import (
     Command,
     DaemonCommand,
     How,
+    InvalidateAd,
     Ok,
     QueryAds,
     UpdateAd,
@@ -245,6 +246,9 @@ class Daemon:
         self._wake = asyncio.Event()
         self._stopping = asyncio.Event()
         self.stop_how = How.GRACEFUL
+        #: (MyType lowered, Name) of the ads the stopping service withdrew from the collector: the
+        #: timer loop runs on through ``service.stop``, and no update of its may bring one back
+        self._withdrawn: set[tuple[str, str]] = set()
 
     @property
     def host(self) -> str:
@@ -372,8 +376,13 @@ class Daemon:
             return []
 
     def to_collector(self, message: Any) -> None:
-        """``message`` (an ad, its invalidation) to every collector of the pool (``collector_addresses``)."""
+        """``message`` (an ad, its invalidation) to every collector of the pool (``collector_addresses``);
+        nothing for an ad withdrawn as the daemon stops (``withdrawn``)."""
+        if isinstance(message, InvalidateAd) and message.name and self.stop_requested:
+            self._withdrawn.add((message.my_type.lower(), message.name))
         if isinstance(message, UpdateAd):  # the daemon's own ads carry its statistics (runtime/selfstats.py)
+            if self._withdrawn and self.withdrawn(str(message.ad.get("MyType", "")), str(message.ad.get("Name", ""))):
+                return
             message = UpdateAd(self.statistics.decorate(message.ad, self.clock()), message.private)
         urls = self.collector_addresses()
         if len(urls) <= 1:
@@ -383,6 +392,10 @@ class Daemon:
             return
         for url in urls:
             self.outbox.post(f"{COLLECTOR_KEY} {url}", message, _fixed(url))
+
+    def withdrawn(self, my_type: str, name: str) -> bool:
+        """Whether the stopping service has withdrawn its ``my_type`` ad called ``name``."""
+        return (my_type.lower(), name) in self._withdrawn
 
     async def _timers(self, service: Service) -> None:
         while True:

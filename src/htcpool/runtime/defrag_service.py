@@ -85,7 +85,6 @@ class DefragService:
         now = daemon.clock()
         self.core = Defrag(self.settings, now, last_poll=read_state(self.settings.state_file), seed=int(now))
         self.sequence = 0
-        self.withdrawn = False  # the Defrag ad withdrawn from the collector as the daemon stops
         self.commands: dict[Command, Callable[[DaemonCommand], Awaitable[Ok]]] = {
             Command.OFF: self._off,
             Command.RECONFIG: self._reconfig,
@@ -101,7 +100,6 @@ class DefragService:
         await self.apply(self.core.startup_lines())
 
     async def stop(self, how: How) -> None:
-        self.withdrawn = True  # the timer loop runs until the daemon is gone: no ad may follow this
         self.daemon.to_collector(InvalidateAd("Defrag", self.settings.name))
         await self.daemon.outbox.flush()
 
@@ -153,8 +151,6 @@ class DefragService:
         self.daemon.outbox.post(action.address, action.message)
 
     async def _advertise(self, update: UpdateAd) -> None:
-        if self.withdrawn:
-            return
         update.ad["UpdateSequenceNumber"] = self.sequence
         self.sequence += 1
         self.daemon.to_collector(update)

@@ -169,7 +169,6 @@ class StartdService:
         self.freed = FreedSlots()
         self.backfill = BackfillClients(self._backfill_started, self._backfill_exited)
         self.drain_replies: list[m.DrainReply] = []
-        self.withdrawn = False  # the slots' ads withdrawn from the collector as the daemon stops
 
     # ------------------------------------------------------------------ lifecycle
     async def start(self) -> None:
@@ -188,7 +187,6 @@ class StartdService:
         await self._apply(self.core.handle(m.Shutdown(how), self.daemon.clock()))
         await self.starters.stop(PATIENCE[how])
         self.backfill.kill_all()
-        self.withdrawn = True  # the timer loop runs until the daemon is gone: no ad may follow these
         for name in self.core.ads():
             self.daemon.to_collector(InvalidateAd("Machine", name))
         if self.forkserver is not None:
@@ -340,7 +338,7 @@ class StartdService:
             self.daemon.to_negotiator(Reschedule(f"{name} is free"), after_ads=True)
 
     def _advertise(self, name: str, ad: ClassAd) -> None:
-        if self.withdrawn:
+        if self.daemon.withdrawn("Machine", name):  # the daemon stops: nor may a freed slot ask for a cycle
             return
         self.daemon.to_collector(slot_update(ad, self.core.find_slot(name), self.daemon.url, self.daemon.sinful))
         self._freed(name, ad)
