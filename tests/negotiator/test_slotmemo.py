@@ -5,6 +5,7 @@ over random sequences of changes to the pool, and what it keeps of a slot's stat
 
 from __future__ import annotations
 
+import operator
 import random
 from typing import Any
 
@@ -103,6 +104,24 @@ def test_a_changed_ad_is_a_new_object_with_facts_of_its_own() -> None:
     memo.begin()
     memo.begin()  # a cycle without the ad: its facts are gone with it
     assert memo.facts(b) is not first and memo.misses == 3
+
+
+def test_the_same_ads_asked_for_again_in_a_cycle_give_the_same_facts() -> None:
+    memo = SlotMemo()
+    a, b = slot("s1@m", Memory=1024), slot("s2@m", Memory=2048)
+    memo.begin()
+    first = memo.facts_of([a, b])
+    again = memo.facts_of([a, b])
+    assert again == first and all(map(operator.is_, again, first)) and again is not first
+    assert (memo.hits, memo.misses) == (2, 2)
+    c = b.copy()
+    c["Memory"] = 4096
+    other = memo.facts_of([a, c])  # one ad differs: asked for one by one
+    assert other[0] is first[0] and other[1].ad is c and memo.misses == 3
+    assert memo.facts_of([a]) == [first[0]]  # fewer ads
+    memo.begin()
+    kept = memo.facts_of([a, b])  # the next cycle: from the previous one's facts
+    assert kept[0] is first[0] and memo.facts_of([b, a]) == [kept[1], kept[0]]
 
 
 def test_the_shape_of_a_decorated_copy_is_remembered_only_for_literal_additions() -> None:

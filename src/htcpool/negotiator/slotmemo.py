@@ -28,6 +28,7 @@ so an id in it cannot be reused while its entry lives.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Hashable, Sequence
 from typing import Any
 
@@ -134,6 +135,9 @@ class SlotMemo:
         self._previous: dict[int, SlotFacts] = {}
         self._interned: dict[HashedTuple, HashedTuple] = {}
         self._names: dict[tuple[str, ...], HashedTuple] = {}
+        #: the ads of this cycle's last ``facts_of`` and their facts: a cycle asks for every slot
+        #: twice (``requests.significant_attributes``, then ``NegotiationCycle.prepare``)
+        self._last: tuple[Sequence[ClassAd], list[SlotFacts]] = ((), [])
         self.hits = 0
         self.misses = 0
 
@@ -141,6 +145,7 @@ class SlotMemo:
         """A new cycle: the facts of ads not asked for since the previous ``begin`` are dropped."""
         self._previous = self._current
         self._current = {}
+        self._last = ((), [])
         if len(self._interned) > MAX_INTERNED:
             self._interned.clear()  # equal tuples then are two objects for a while: slower, no less equal
 
@@ -158,6 +163,10 @@ class SlotMemo:
 
     def facts_of(self, ads: Sequence[ClassAd]) -> list[SlotFacts]:
         """``facts`` of each of ``ads``, in one loop (a cycle asks for every slot of the pool)."""
+        last_ads, last = self._last
+        if len(ads) == len(last_ads) and all(map(operator.is_, ads, last_ads)):
+            self.hits += len(last)
+            return list(last)
         current, previous, interned = self._current, self._previous, self._interned
         out = []
         hits = misses = 0
@@ -175,4 +184,5 @@ class SlotMemo:
             out.append(f)
         self.hits += hits
         self.misses += misses
-        return out
+        self._last = (tuple(ads), out)
+        return list(out)
