@@ -27,6 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from htcpool.sim.events import EventLoop, Priority
 from htcpool.sim.options import SimOptions
 from htcpool.sim.run import Simulation
 
@@ -82,6 +83,10 @@ def run(args: argparse.Namespace) -> None:
         print(f"events: {simulation.loop.events} ({simulation.loop.events / wall:.0f}/s); jobs completed: "
               f"{summary['jobs_completed']}; cycles: {summary['negotiation_cycles']}; "
               f"utilization: {summary['utilization']}; peak memory: {rss:.0f} MiB")
+        per_event = empty_loop_cost(len(simulation.loop._heap))
+        print(f"the event loop alone: {per_event * 1e6:.2f} us per event with no work in it, so this run's "
+              f"{simulation.loop.events / simulated:.1f} events per simulated second cap it at "
+              f"{simulated / (simulation.loop.events * per_event):.0f}x real time on this machine")
         if profile is not None:
             pstats.Stats(profile).sort_stats("cumulative").print_stats(40)
 
@@ -115,6 +120,32 @@ def events(n: int = 200_000) -> None:
     for name, fn in timings.items():
         best = min(_timed(fn) for _ in range(3))
         print(f"{name}: {best / n * 1e6:.2f} us per event")
+
+
+def empty_loop_cost(backlog: int, n: int = 100_000) -> float:
+    """Seconds per event of ``sim.events.EventLoop`` running ``n`` callbacks that do nothing, each
+    scheduling the next, beside ``backlog`` waiting events (a run's heap at its end): the cost
+    of the loop's mechanics alone, the floor under every event of a run (docs/performance.md,
+    "The event count is the floor")."""
+    rng = random.Random(1)
+    loop = EventLoop()
+    for _ in range(backlog):
+        loop.at(1e12 + rng.random(), Priority.TIMER, _nothing)
+    left = [n]
+
+    def tick() -> None:
+        left[0] -= 1
+        if left[0] > 0:
+            loop.at(loop.now + rng.random(), Priority.TIMER, tick)
+
+    loop.at(0.0, Priority.TIMER, tick)
+    started = time.perf_counter()
+    loop.run(until=1e11)
+    return (time.perf_counter() - started) / n
+
+
+def _nothing() -> None:
+    pass
 
 
 def _timed(fn: object) -> float:
