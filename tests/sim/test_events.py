@@ -62,3 +62,39 @@ def test_messages_arrive_after_the_delay_in_the_order_sent() -> None:
     loop.run()
     assert got == [(0.5, "first"), (0.5, "second")]
     assert transport.lost == 1 and transport.sent == 2
+
+
+def test_timers_of_one_instant_fire_in_the_order_their_owners_first_armed() -> None:
+    loop = EventLoop(0.0)
+    fired: list[str] = []
+    first, second, third = object(), object(), object()
+    loop.arm(first, 50, lambda now: fired.append("first"))
+    loop.arm(second, 20, lambda now: fired.append("second"))
+    loop.arm(third, 10, lambda now: fired.append("third"))
+    loop.run()
+    loop.arm(third, 100, lambda now: fired.append("third"))  # armed first this time: ranks stay
+    loop.arm(second, 100, lambda now: fired.append("second"))
+    loop.arm(first, 100, lambda now: fired.append("first"))
+    loop.run()
+    assert fired == ["third", "second", "first", "first", "second", "third"]
+    assert [loop.rank(o) for o in (first, second, third)] == [0, 1, 2]
+
+
+def test_passed_says_whether_a_timer_of_the_instant_would_have_fired_already() -> None:
+    loop = EventLoop(0.0)
+    early, late, quiet = object(), object(), object()
+    for owner in (early, quiet, late):
+        loop.rank(owner)
+    seen: list[tuple[str, bool]] = []
+
+    def message(who: str) -> None:
+        loop.at(loop.now, Priority.MESSAGE, lambda: seen.append((who, loop.passed(quiet))))
+
+    loop.at(10, Priority.MESSAGE, lambda: seen.append(("queued before", loop.passed(quiet))))
+    loop.arm(early, 10, lambda now: message("early timer"))
+    loop.arm(late, 10, lambda now: (message("late timer"), loop.arm(early, 10, lambda n: message("early, re-armed"))))
+    loop.at(10, Priority.JOB, lambda: seen.append(("job", loop.passed(quiet))))
+    loop.at(11, Priority.MESSAGE, lambda: seen.append(("next instant", loop.passed(quiet))))
+    loop.run()
+    assert seen == [("queued before", False), ("early timer", False), ("late timer", True),
+                    ("early, re-armed", True), ("job", True), ("next instant", False)]

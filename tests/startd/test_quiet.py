@@ -149,3 +149,63 @@ def test_a_quiet_poll_publishes_and_evaluates_nothing(monkeypatch: pytest.Monkey
         assert s.handle_timer(at) == []
     assert s._next_poll == at + 5 and s.last_load_time == at
     assert s.handle(SensorReadings(load_avg=0.0), at + 1) is not None and s._quiet is None  # a message ends it
+
+
+def _drive_waking(text: str, cpus: int, steps: list[Step], end: float, catch_up: bool
+                  ) -> tuple[list[str], list[list[object]], int]:
+    """``_drive`` with the machine woken only when more than a quiet poll is due
+    (``quiet_deadline``) and the polls missed made before each step (``catch_up``), as the
+    simulator's startd driver does; or, without ``catch_up``, every poll fired. The machine's
+    state after each step and at ``end``, and how many times its timer fired."""
+    s = make_startd(text, cpus=cpus)
+    trace: list[str] = []
+    states: list[list[object]] = []
+    fired = 0
+    pending = sorted(steps, key=lambda step: step[0])
+    while True:
+        t = s.quiet_deadline() if catch_up else s.next_deadline()
+        if pending and (t is None or pending[0][0] <= t):
+            at, fn = pending.pop(0)
+            s.catch_up(at, inclusive=False)  # a step of a poll's instant comes first, as in ``_drive``
+            trace += [f"{at} {a!r}" for a in fn(s, at)]
+            states.append(_state(s))
+        elif t is not None and t <= end:
+            s.catch_up(t, inclusive=False)
+            trace += [f"{t} {a!r}" for a in s.handle_timer(t)]
+            fired += 1
+        else:
+            s.catch_up(end, inclusive=True)
+            return trace, states + [_state(s)], fired
+
+
+@pytest.mark.parametrize("name", list(SCENARIOS))
+def test_polls_left_out_and_caught_up_change_nothing(name: str) -> None:
+    text, cpus, steps, end = SCENARIOS[name]
+    woken, woken_states, wakes = _drive_waking(text, cpus, steps, end, catch_up=True)
+    every, every_states, polls = _drive_waking(text, cpus, steps, end, catch_up=False)
+    assert woken == every
+    assert woken_states == every_states
+    if "never" in name:
+        assert wakes == polls
+    else:
+        assert wakes < polls / 2, (wakes, polls)
+
+
+def test_a_quiet_machine_wakes_for_its_periodic_update_or_its_next_timer() -> None:
+    s = make_startd(STATIC, cpus=2)
+    run_job(s, "slot1", job(JobLeaseDuration=1240), 10)
+    while s._quiet is None:
+        s.handle_timer(s.next_deadline())
+    spell = s._quiet
+    assert spell is not None and spell.until == 1250  # the lease
+    wake = s.quiet_deadline()
+    due = s._next_poll
+    while due < min(spell.until, s._next_update):
+        due += spell.interval
+    assert wake == min(due, spell.until) and wake > s._next_poll + 10 * spell.interval
+    before = s._next_poll
+    s.catch_up(before + 2 * spell.interval, inclusive=False)  # two polls, not the one of that instant
+    assert s._next_poll == before + 2 * spell.interval and s.last_load_time == before + spell.interval
+    s.catch_up(s._next_poll, inclusive=True)
+    assert s._next_poll == before + 3 * spell.interval
+    assert all(slot.accounted_at == before + 2 * spell.interval for slot in s.slots)

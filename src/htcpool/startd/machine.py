@@ -275,6 +275,35 @@ class Startd:
         self.drain_totals.expected_at = None
         self._next_poll = now + spell.interval
 
+    def quiet_deadline(self) -> float | None:
+        """The earliest time ``handle_timer`` has more to do than a quiet poll (``quiet``): the
+        first poll of the spell at or after the periodic update, or the end of the spell, if that
+        comes first. A driver that leaves the quiet polls out (``catch_up``) wakes the machine
+        then; ``next_deadline`` outside a spell."""
+        spell = self._quiet
+        if spell is None:
+            return self.next_deadline()
+        due, end = self._next_poll, min(spell.until, self._next_update)
+        while due < end:  # the polls' times as the polls add them up, one interval at a time
+            due += spell.interval
+        return min(due, spell.until)
+
+    def catch_up(self, now: float, inclusive: bool) -> None:
+        """The quiet polls a driver left out (``quiet_deadline``), due before ``now``, or at
+        ``now`` too when ``inclusive`` (they would have come before the event at hand): each
+        changes only what the next one changes again, so only the last is made."""
+        spell = self._quiet
+        if spell is None:
+            return
+        due, last = self._next_poll, None
+        while (due < now or (inclusive and due == now)) and due < spell.until and due < self._next_update:
+            last = due
+            due += spell.interval
+        if last is not None:
+            self._set_now(last)
+            self._fresh = frozenset()
+            self._quiet_poll(last, spell)
+
     def next_deadline(self) -> float | None:
         """The earliest time ``handle_timer`` has something to do."""
         timers = self._timers_at

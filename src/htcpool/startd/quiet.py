@@ -19,6 +19,12 @@ accounting, the drain estimate's reset and the next poll's time. A poll at which
 update is due (``UPDATE_INTERVAL``: every slot is sent again) is a full one, as before; so is one
 at which another timer of the machine is due. ``tests/startd/test_quiet.py`` drives machines
 with and without quiet spells and compares every action and ad.
+
+A driver may also leave the quiet polls out altogether (the simulator's, which would otherwise
+spend a third of its events on them): ``Startd.quiet_deadline`` says when the machine has more
+to do than a quiet poll, and ``Startd.catch_up`` makes, before anything else reaches the machine,
+the last of the polls it missed (each overwrites what the one before set), counting their times
+one interval at a time as the polls would have.
 """
 
 from __future__ import annotations
