@@ -109,6 +109,8 @@ class Startd:
         #: ``timers_deadline()``, kept during a quiet spell: a quiet poll moves no other timer, and
         #: anything else that reaches the machine (a keep-alive too) forgets it
         self._timers_at: float | None = None
+        #: ``quiet_deadline()`` of the spell it was worked out for
+        self._woken: tuple[QuietSpell | None, float] = (None, 0.0)
         #: how many times a slot was marked changed (``mark_changed``), and the slots the poll just
         #: published that ``_flush`` need not publish again (``_poll``)
         self._marks = 0
@@ -283,10 +285,14 @@ class Startd:
         spell = self._quiet
         if spell is None:
             return self.next_deadline()
+        woken = self._woken
+        if woken[0] is spell:  # nothing that ends the spell moves it (a keep-alive keeps both)
+            return woken[1]
         due, end = self._next_poll, min(spell.until, self._next_update)
         while due < end:  # the polls' times as the polls add them up, one interval at a time
             due += spell.interval
-        return min(due, spell.until)
+        self._woken = (spell, min(due, spell.until))
+        return self._woken[1]
 
     def catch_up(self, now: float, inclusive: bool) -> None:
         """The quiet polls a driver left out (``quiet_deadline``), due before ``now``, or at
