@@ -20,7 +20,7 @@ that follow them. Where machines have owners (``owner``), whose comings and goin
 ``START`` allows, the cycles must have been fruitless for a whole day.
 A crontab job runs again and again: give ``until`` for such a workload. ``seed`` seeds the
 configuration's and the submit language's random choices (``$RANDOM_INTEGER``); the cores
-themselves draw no random numbers, and ties are broken by the order of events, so a run is
+themselves draw no random numbers, and ties are broken in a fixed order (``events``), so a run is
 reproducible.
 """
 
