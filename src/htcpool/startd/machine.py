@@ -286,7 +286,9 @@ class Startd:
         if spell is None:
             return self.next_deadline()
         woken = self._woken
-        if woken[0] is spell:  # nothing that ends the spell moves it (a keep-alive keeps both)
+        # the same all through one spell: its polls keep to the same times, and a keep-alive (the one
+        # message that keeps the spell) moves neither the spell's end nor the periodic update
+        if woken[0] is spell:
             return woken[1]
         due, end = self._next_poll, min(spell.until, self._next_update)
         while due < end:  # the polls' times as the polls add them up, one interval at a time
