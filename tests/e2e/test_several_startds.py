@@ -57,7 +57,9 @@ def test_three_startds_are_three_machines_and_a_drain_of_one_loses_no_job(
     assert (layout.log / "StartdLog.B").exists() and (layout.log / "StartdLog.C").exists()
     assert (layout.root / "execute.B").is_dir() and (layout.root / "execute.C").is_dir()
 
-    cluster = pool.submit(JOBS.format(seconds=3, extra="", count=6))
+    # long enough for B's four to be running still when the seventh has begun and the drain comes,
+    # on a loaded host too (with 3 s, all six had ended before C's job began in one CI run)
+    cluster = pool.submit(JOBS.format(seconds=12, extra="", count=6))
     wanting_c = pool.submit(JOBS.format(seconds=30, extra="+WantMachineC = true", count=1))
 
     def hosts() -> dict[str, str]:
