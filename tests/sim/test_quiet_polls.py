@@ -62,7 +62,7 @@ def _simulate(tmp: Path, config: str, delay: float, quiet_polls: bool,
         patched.setattr(run_module, "StartdDriver", functools.partial(StartdDriver, quiet_polls=quiet_polls))
         patched.setattr(Startd, "_poll", noted)
         simulation = Simulation(SimOptions(tmp / "condor_config", tmp / "machines.txt", trace, tmp / "out",
-                                           until=3 * 3600.0, message_delay=delay))
+                                           until=2 * 3600.0, message_delay=delay))
         simulation.run()
     series = {p.name: p.read_bytes() for p in sorted((tmp / "out").glob("*.csv"))}
     return summary_without_timing(tmp / "out" / "summary.json"), series, polls, simulation.loop.events
