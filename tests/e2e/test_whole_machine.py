@@ -212,8 +212,8 @@ def test_partitionable_slots_and_defrag_give_a_whole_machine(make_pool: MakePool
                            20, "the Defrag ad counting the drain")
     # the refusals a busy test host may cause, both of a poll 2 s after a change that still sees the
     # machine's ads from before it (HTCondor's defrag keeps no list of its own drains either): a
-    # drain already running, or DEFRAG_REQUIREMENTS, sent as the drain's check, no longer true
-    # of the startd's own slot (its jobs gone, or the whole-machine job on it)
+    # drain already running, or the drain's check (defrag.core.check_expr: the expected completion
+    # and badput no worse than the ads said) failing on the startd, a job having started since
     refusals = [line for line in pool.log_text("defrag").splitlines() if "refused the drain" in line
                 or "no answer" in line]
     assert int(defrag[0]["DrainFailures"]) <= len(refusals), refusals  # the ad may lag the log
