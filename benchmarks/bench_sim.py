@@ -83,7 +83,7 @@ def run(args: argparse.Namespace) -> None:
         print(f"events: {simulation.loop.events} ({simulation.loop.events / wall:.0f}/s); jobs completed: "
               f"{summary['jobs_completed']}; cycles: {summary['negotiation_cycles']}; "
               f"utilization: {summary['utilization']}; peak memory: {rss:.0f} MiB")
-        per_event = empty_loop_cost(len(simulation.loop._heap))
+        per_event = empty_loop_cost(simulation.loop.pending)
         print(f"the event loop alone: {per_event * 1e6:.2f} us per event with no work in it, so this run's "
               f"{simulation.loop.events / simulated:.1f} events per simulated second cap it at "
               f"{simulated / (simulation.loop.events * per_event):.0f}x real time on this machine")

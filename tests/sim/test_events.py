@@ -33,8 +33,9 @@ def test_arming_earlier_replaces_the_timer_and_later_is_ignored() -> None:
     loop.arm(owner, 30, fired.append)
     loop.arm(owner, 40, fired.append)  # later than armed: nothing changes
     loop.arm(owner, 10, fired.append)  # earlier: rings at 10 only
+    assert loop.pending == 2  # the entry at 30 stays queued, stale, until it comes up
     loop.run()
-    assert fired == [10.0]
+    assert fired == [10.0] and loop.pending == 0
     loop.arm(owner, 60, fired.append)
     loop.run()
     assert fired == [10.0, 60.0]

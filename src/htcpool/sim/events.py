@@ -100,6 +100,11 @@ class EventLoop:
             return False
         return priority > Priority.TIMER or (priority == Priority.TIMER and rank > self.rank(owner))
 
+    @property
+    def pending(self) -> int:
+        """How many events wait (stale timer entries included)."""
+        return len(self._heap)
+
     def next_time(self) -> float | None:
         return self._heap[0][0] if self._heap else None
 
