@@ -23,9 +23,9 @@ from htcpool.runtime.security.authz import PeerHost, Policy
 from htcpool.runtime.security.credentials import (
     SecurityPaths,
     client_chooser,
-    gate_settings,
     token_chooser,
 )
+from htcpool.runtime.security.daemon_gate import gate_settings
 from htcpool.runtime.security.gate import Gate, Settings
 from htcpool.runtime.security.levels import Level
 from htcpool.runtime.security.tokens import (

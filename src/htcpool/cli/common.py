@@ -22,7 +22,7 @@ import httpx
 from htcpool.classad import ClassAd, ClassAdError, ExprTree
 from htcpool.cli.locate import LocateError, pool_layout
 from htcpool.protocol import AdList, QueryAds
-from htcpool.runtime.http import RequestRefused
+from htcpool.runtime.http_client import RequestRefused
 from htcpool.runtime.pool import PoolClient, PoolNotRunning
 
 #: Attributes that are capabilities (a claim id lets its holder use the slot); HTCondor's tools

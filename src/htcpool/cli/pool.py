@@ -33,7 +33,7 @@ from htcpool.cli.remote_master import (
     target_of,
 )
 from htcpool.protocol import Command, DaemonCommand, How
-from htcpool.runtime.http import RequestRefused
+from htcpool.runtime.http_client import RequestRefused
 from htcpool.runtime.layout import PoolLayout
 from htcpool.runtime.pool import PoolClient, PoolNotRunning, start_pool, stop_pool
 

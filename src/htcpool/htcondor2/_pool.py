@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from htcpool.htcondor2._errors import HTCondorException
 
 if TYPE_CHECKING:
-    from htcpool.runtime.http import SyncClient
+    from htcpool.runtime.http_client import SyncClient
     from htcpool.runtime.layout import PoolLayout
 
 #: seconds a request may take before it fails (connecting to a daemon that is down fails at once)
@@ -66,7 +66,7 @@ class Connection:
 
     def client(self) -> SyncClient:
         if self._client is None:
-            from htcpool.runtime.http import SyncClient
+            from htcpool.runtime.http_client import SyncClient
             from htcpool.runtime.security.credentials import client_chooser, client_token
 
             if not self.layout.token_file.exists():
@@ -81,7 +81,7 @@ class Connection:
         """``message`` to ``daemon`` (at ``url`` when given); its answer, or HTCondorException."""
         import httpx
 
-        from htcpool.runtime.http import RequestRefused
+        from htcpool.runtime.http_client import RequestRefused
 
         targets = [url] if url else self._targets(daemon)
         target = targets[0]

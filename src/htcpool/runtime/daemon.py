@@ -65,11 +65,11 @@ from htcpool.runtime.network import (
 )
 from htcpool.runtime.security.credentials import (
     SecurityPaths,
-    daemon_gate,
     ensure_pool_credentials,
     pool_tls,
     token_chooser,
 )
+from htcpool.runtime.security.daemon_gate import daemon_gate
 from htcpool.runtime.security.peercred import bind_unix, with_peer_credentials
 from htcpool.runtime.security.tls import TlsFiles
 from htcpool.runtime.selfstats import DaemonStatistics

@@ -15,7 +15,8 @@ naming the problem; a handler refusing the request raises ``RequestRefused``
 unexpected errors are logged and answered with 500, and the daemon keeps running.
 
 ``DaemonClient`` (async, for daemons) and ``SyncClient`` (for the command-line
-tools) send a message and decode the answer; a ``Failure`` answer raises
+tools, in ``runtime/http_client.py`` with what both share, so that a tool imports no server)
+send a message and decode the answer; a ``Failure`` answer raises
 ``RequestRefused`` on the client side too. An address ``unix:<path>`` reaches a
 daemon's Unix socket; ``https://`` addresses are verified against the pool's
 certificate authority; a token is attached only where it may travel (HTTPS,
@@ -27,7 +28,6 @@ from __future__ import annotations
 
 import json
 import logging
-import ssl
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -43,22 +43,21 @@ from htcpool.gcpause import paused_gc
 from htcpool.protocol import Failure, Ok, Ping, ProtocolError
 from htcpool.runtime.aio_sender import AioSender
 from htcpool.runtime.bearer import Bearer, Chooser
+from htcpool.runtime.http_client import (
+    PATH,
+    HttpxBearer,
+    RequestRefused,
+    SyncClient,
+    decode_answer,
+    limits,
+    verify,
+)
 from htcpool.runtime.security.authz import Policy
 from htcpool.runtime.security.gate import Gate, Refused, Settings, SharedSecret
-from htcpool.runtime.security.tls import client_context
-from htcpool.runtime.timeouts import connect_timeout
 
 log = logging.getLogger("htcpool.http")
 
 Handler = Callable[[Any], Awaitable[Any]]
-PATH = "/v1/message"
-
-
-class RequestRefused(Exception):
-    def __init__(self, status: int, detail: str) -> None:
-        super().__init__(detail)
-        self.status = status
-        self.detail = detail
 
 
 def _answer(message: object, status: int = 200, realm: str | None = None) -> JSONResponse:
@@ -144,49 +143,6 @@ def make_app(handler: Handler, gate: Gate | str, name: str = "daemon",
     return Starlette(routes=[Route(PATH, message, methods=["POST"]), Route("/v1/ping", ping)])
 
 
-def _decode(status: int, body: bytes) -> Any:
-    """The answer's message; RequestRefused for a ``Failure`` or an answer that is not one."""
-    try:
-        reply = protocol.decode(json.loads(body))
-    except (ValueError, ProtocolError) as e:
-        raise RequestRefused(status, f"unreadable answer: {e}") from None
-    if isinstance(reply, Failure):
-        raise RequestRefused(reply.status, reply.detail)
-    return reply
-
-
-class _HttpxBearer(httpx.Auth):
-    """``bearer.Bearer``'s choice of token as httpx's authentication (``SyncClient`` and the
-    in-process transport of ``DaemonClient``)."""
-
-    def __init__(self, bearer: Bearer) -> None:
-        self.bearer = bearer
-        self.requires_request_body = bearer.chooser is not None  # a refused request is sent again
-
-    def auth_flow(self, request: httpx.Request) -> Any:
-        url = str(request.url)
-        token = self.bearer.first(url)
-        if token:
-            request.headers["Authorization"] = f"Bearer {token}"
-        response = yield request
-        other = self.bearer.again(url, token, response.status_code, response.headers.get("www-authenticate", ""))
-        if other is not None:
-            request.headers["Authorization"] = f"Bearer {other}"
-            yield request
-
-
-def _limits(timeout: float) -> httpx.Timeout:
-    """A request's limit, with a shorter one for connecting (runtime/timeouts.py)."""
-    return httpx.Timeout(timeout, connect=connect_timeout(timeout))
-
-
-def _verify(ca_file: Path | None) -> ssl.SSLContext | bool:
-    """Trust the pool's CA when it has one (its daemons then speak HTTPS), else the defaults."""
-    if ca_file is not None and ca_file.exists():
-        return client_context(ca_file)
-    return True
-
-
 class DaemonClient:
     """Sends messages to daemons from inside an asyncio daemon: over the network with aiohttp
     (``aio_sender``, which says why); ``transport`` replaces the network with httpx's
@@ -201,67 +157,26 @@ class DaemonClient:
         self._sender: AioSender | None = None
         self._client: httpx.AsyncClient | None = None
         if transport is None:
-            self._sender = AioSender(bearer, timeout, _verify(ca_file))
+            self._sender = AioSender(bearer, timeout, verify(ca_file))
         else:
-            self._client = httpx.AsyncClient(auth=_HttpxBearer(bearer), timeout=_limits(timeout), trust_env=False,
+            self._client = httpx.AsyncClient(auth=HttpxBearer(bearer), timeout=limits(timeout), trust_env=False,
                                              transport=transport)
 
     async def send(self, url: str, message: object, timeout: float | None = None) -> Any:
         body = protocol.encode(message)
         if self._sender is not None:
             answer = await self._sender.post(url + PATH, body, timeout)
-            return _decode(answer.status, answer.body)
+            return decode_answer(answer.status, answer.body)
         assert self._client is not None
-        kw: dict[str, Any] = {} if timeout is None else {"timeout": _limits(timeout)}
+        kw: dict[str, Any] = {} if timeout is None else {"timeout": limits(timeout)}
         response = await self._client.post(url + PATH, json=body, **kw)
-        return _decode(response.status_code, response.content)
+        return decode_answer(response.status_code, response.content)
 
     async def close(self) -> None:
         if self._sender is not None:
             await self._sender.close()
         if self._client is not None:
             await self._client.aclose()
-
-
-class SyncClient:
-    """Sends messages to daemons from a command-line tool: ``http://host:port`` with the token (when
-    there is one), or ``unix:<path>``, a daemon's Unix socket, where the uid identifies the user;
-    ``chooser`` finds the token for a daemon of another trust domain, as for ``DaemonClient``."""
-
-    def __init__(self, token: str | None | Callable[[], str | None], timeout: float = 30.0,
-                 ca_file: Path | None = None, chooser: Chooser | None = None) -> None:
-        self.timeout = timeout
-        self.ca_file = ca_file
-        self.chooser = chooser
-        self._token = token  # a callable is asked on the first TCP request (finding one reads files)
-        self._remote: httpx.Client | None = None
-        self._local: dict[str, httpx.Client] = {}
-
-    @property
-    def _client(self) -> httpx.Client:
-        if self._remote is None:
-            token = self._token() if callable(self._token) else self._token
-            self._remote = httpx.Client(auth=_HttpxBearer(Bearer(token, chooser=self.chooser)), timeout=_limits(self.timeout),
-                                        trust_env=False, verify=_verify(self.ca_file))
-        return self._remote
-
-    def send(self, url: str, message: object) -> Any:
-        if url.startswith("unix:"):
-            path = url.removeprefix("unix:")
-            client = self._local.get(path)
-            if client is None:
-                client = self._local[path] = httpx.Client(
-                    transport=httpx.HTTPTransport(uds=path), timeout=self.timeout, trust_env=False)
-            response = client.post("http://localhost" + PATH, json=protocol.encode(message))
-        else:
-            response = self._client.post(url + PATH, json=protocol.encode(message))
-        return _decode(response.status_code, response.content)
-
-    def close(self) -> None:
-        if self._remote is not None:
-            self._remote.close()
-        for client in self._local.values():
-            client.close()
 
 
 __all__ = ["PATH", "DaemonClient", "Ok", "RequestRefused", "SyncClient", "make_app", "shared_secret_gate"]

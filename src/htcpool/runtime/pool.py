@@ -31,7 +31,7 @@ import httpx
 
 from htcpool.protocol import AdList, Command, DaemonCommand, How, QueryAds
 from htcpool.runtime.hostplan import HostPlan, HostSetupError, prepare_host, read_plan
-from htcpool.runtime.http import RequestRefused, SyncClient
+from htcpool.runtime.http_client import RequestRefused, SyncClient
 from htcpool.runtime.layout import PoolLayout, default_local_dir
 from htcpool.runtime.pidfile import (
     is_live,

@@ -1,4 +1,5 @@
-"""The pool's keys and tokens on disk, read from the configuration; the gate each daemon uses.
+"""The pool's keys and tokens on disk, read from the configuration (the gate each daemon builds from
+them is ``daemon_gate``'s).
 
 At first start (``ensure_pool_credentials``, called by ``htcpool up`` and by every daemon) the
 pool gets a random signing key, ``SEC_TOKEN_POOL_SIGNING_KEY_FILE`` (by default
@@ -27,8 +28,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from htcpool.runtime.security.authz import Policy
-from htcpool.runtime.security.gate import Gate, Settings
 from htcpool.runtime.security.levels import CONFIGURED_LEVELS, Level
 from htcpool.runtime.security.tls import TlsFiles, encryption_wanted, ensure_tls
 from htcpool.runtime.security.tokens import (
@@ -168,46 +167,6 @@ def schedd_negotiator_default(config: Config, paths: SecurityPaths, pool_user: s
     return " ".join(own + [f"{DAEMON_USER}@*/{host}" for host in hosts])
 
 
-def gate_settings(config: Config, paths: SecurityPaths, subsystem: str, pool_user: str) -> Settings:
-    """What the gate of daemon ``subsystem`` takes from ``config``."""
-    negotiators = schedd_negotiator_default(config, paths, pool_user) if subsystem.upper() == "SCHEDD" else None
-
-    def lookup(knob: str) -> str | None:
-        return negotiators if negotiators is not None and knob == "ALLOW_NEGOTIATOR_SCHEDD" \
-            else config.get_str(knob)
-    policy = Policy.from_lookup(lookup, subsystem, pool_user)
-    default = (config.get_str("SEC_DEFAULT_AUTHENTICATION") or "REQUIRED").upper()
-    optional = set()
-    for level in CONFIGURED_LEVELS:
-        value = (config.get_str(f"SEC_{level}_AUTHENTICATION") or default).upper()
-        if value in ("OPTIONAL", "NEVER"):
-            optional.add(level)
-    names = {"localhost", config.get_str("FULL_HOSTNAME") or "", config.get_str("HOSTNAME") or ""}
-    supers = frozenset(u for u in re.split(r"[\s,]+", config.get_str("QUEUE_SUPER_USERS") or "") if u)
-    return Settings(policy, paths.uid_domain, frozenset(optional), frozenset(n for n in names if n), supers)
-
-
-def daemon_gate(layout: PoolLayout, config: Callable[[], Config], subsystem: str,
-                clock: Callable[[], float] = time.time) -> Gate:
-    """The gate of a daemon whose current configuration ``config`` returns (re-read on reconfig)."""
-    import pwd
-
-    pool_user = pwd.getpwuid(os.geteuid()).pw_name
-    paths = SecurityPaths.of(config(), layout)
-    cache: dict[int, Settings] = {}
-
-    def settings() -> Settings:
-        current = config()
-        found = cache.get(id(current))
-        if found is None:
-            cache.clear()
-            found = cache[id(current)] = gate_settings(current, SecurityPaths.of(current, layout),
-                                                       subsystem, pool_user)
-        return found
-
-    return Gate(TokenVerifier(paths.keyring(), paths.trust_domain), settings, clock)
-
-
 def user_token_directory(layout: PoolLayout) -> Path:
     """``SEC_TOKEN_DIRECTORY`` as the pool's configuration (or the environment) sets it, else
     ``~/.condor/tokens.d``."""
@@ -311,6 +270,6 @@ def missing_shared_credentials(config: Config, paths: SecurityPaths) -> list[Pat
     return [p for p in wanted if not p.exists()]
 
 
-__all__ = ["DAEMON_USER", "Level", "SecurityPaths", "client_chooser", "client_token", "daemon_gate", "daemon_identity",
-           "ensure_pool_credentials", "flock_negotiators", "gate_settings", "missing_shared_credentials",
+__all__ = ["DAEMON_USER", "Level", "SecurityPaths", "client_chooser", "client_token", "daemon_identity",
+           "ensure_pool_credentials", "flock_negotiators", "missing_shared_credentials",
            "ping_levels", "pool_tls", "schedd_negotiator_default", "token_chooser", "user_token_directory"]
