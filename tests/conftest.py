@@ -39,8 +39,52 @@ def _import_the_reference_without_its_environment() -> None:
 
 _import_the_reference_without_its_environment()
 
+#: directories of the tests that spend most of their time waiting on live daemons
+_LIVE = ("e2e", "faults")
+_WIDE_SCOPES = ("module", "class", "package", "session")
+
+
+def _live_block(item: pytest.Item) -> str | None:
+    """The block a live-pool test travels in: its module when one of its fixtures outlives a
+    test (moving its tests apart would start that fixture again), else the test alone; None for a
+    test that keeps a core busy."""
+    parts = Path(str(item.fspath)).parts
+    if "tests" not in parts or parts[parts.index("tests") + 1] not in _LIVE:
+        return None
+    info = getattr(item, "_fixtureinfo", None)
+    defs = info.name2fixturedefs.values() if info is not None else ()
+    wide = any(d.scope in _WIDE_SCOPES for ds in defs for d in ds if d.baseid)
+    return str(item.fspath) if wide else item.nodeid
+
+
+def spread_live_tests(items: list[pytest.Item]) -> list[pytest.Item]:
+    """The tests in an order that spreads the live-pool tests evenly among the others.
+
+    A live-pool test spends most of its time waiting on its daemons, the others keep a core
+    busy. In collection order the live tests come as one run of some 150 tests (``tests/e2e``),
+    and pytest-xdist's workers, handed out contiguous shares of the list, all end up waiting on
+    pools at the same time near the end of the run, the cores idle. Spread out, every worker
+    alternates waiting and computing. The order within each kind is kept."""
+    blocks: dict[str, list[pytest.Item]] = {}
+    busy: list[pytest.Item] = []
+    for item in items:
+        block = _live_block(item)
+        if block is None:
+            busy.append(item)
+        else:
+            blocks.setdefault(block, []).append(item)
+    if not blocks or not busy:
+        return items
+    step = len(busy) / len(blocks)
+    spread: list[pytest.Item] = []
+    for i, block in enumerate(blocks.values()):
+        spread.extend(busy[round(i * step):round((i + 1) * step)])
+        spread.extend(block)
+    return spread
+
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    items[:] = spread_live_tests(items)
     if SHARED.is_dir():
         return
     skip = pytest.mark.skip(reason=f"the shared goldens and references are not at {SHARED}")
