@@ -31,7 +31,7 @@ from collections.abc import Collection
 from typing import TYPE_CHECKING
 
 from htcpool.classad import ClassAd
-from htcpool.classad.nodes import Literal
+from htcpool.classad.nodes import ListExpr, Literal, Node
 from htcpool.classad.values import UNDEFINED
 from htcpool.startd import retirement
 from htcpool.startd.ads import requirements_node
@@ -116,13 +116,28 @@ def _idle(startd: Startd, slot: Slot, last: float | None, connected: int, now: f
 
 
 def _put(ad: ClassAd, name: str, value: object) -> None:
-    """``ad[name] = value``, skipped when the attribute already holds that very literal: most
-    moving attributes of a slot do not move between two polls, and comparing is far cheaper
-    than building a node (the ad's content is the same either way)."""
+    """``ad[name] = value``, skipped when the attribute already holds that very literal, or a list
+    of those very literals (a partitionable slot's ``ChildName``, ``ChildState`` …): most moving
+    attributes of a slot do not move between two polls, and comparing is far cheaper than building
+    nodes (the ad's content is the same either way)."""
     node = ad._exprs.get(name.lower())
-    if type(node) is Literal and type(node.value) is type(value) and node.value == value:
+    kind = type(node)
+    if kind is Literal:
+        if type(node.value) is type(value) and node.value == value:  # type: ignore[union-attr]
+            return
+    elif kind is ListExpr and type(value) is list and _same_literals(node.items, value):  # type: ignore[union-attr]
         return
     ad[name] = value
+
+
+def _same_literals(items: tuple[Node, ...], values: list[object]) -> bool:
+    """Whether ``items`` are literals of ``values``, one for one, each of the same type."""
+    if len(items) != len(values):
+        return False
+    for item, value in zip(items, values, strict=True):
+        if type(item) is not Literal or type(item.value) is not type(value) or item.value != value:
+            return False
+    return True
 
 
 def _latches(startd: Startd, slot: Slot, now: float) -> None:
