@@ -41,11 +41,15 @@ def test_the_classes_and_functions_scripts_use_are_there() -> None:
 
 
 def test_import_is_cheap() -> None:
-    code = ("import time; t = time.perf_counter(); import htcpool.htcondor2; "
-            "print(time.perf_counter() - t)")
-    took = min(float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                                    check=True).stdout) for _ in range(3))
-    assert took <= 0.1
+    # what it imports, not how long it takes: 25 ms here on an idle host, over 100 ms on a loaded one
+    code = ("import sys, time; before = set(sys.modules); t = time.perf_counter(); import htcpool.htcondor2; "
+            "took = time.perf_counter() - t; print(took, *sorted(set(sys.modules) - before))")
+    took, *modules = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                                    check=True).stdout.split()
+    mine = [m for m in modules if m.startswith("htcpool")]
+    assert mine == ["htcpool", "htcpool.htcondor2"], mine  # the rest is imported when first used
+    assert len(modules) < 60, modules  # a few modules of the standard library
+    assert float(took) <= 1.0
 
 
 @pytest.fixture

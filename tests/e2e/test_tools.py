@@ -427,7 +427,9 @@ def _check_userprio_changes(pool: LivePool, einstein: str) -> None:
     assert row(einstein)[2] == "20.00"  # Priority Factor
     assert ok(pool, "userprio", "-setprio", einstein, "7") == f"The priority of {einstein} was set to 7.000000\n"
     effective, real, factor = row(einstein, "-all")[1:4]
-    assert (effective, real, factor) == ("140.00", "7.00", "20.00")
+    # real × factor; a negotiation cycle between the two commands has decayed the priority a little
+    # (the default PRIORITY_HALFLIFE of a day takes 0.01 off 140 in 9 s: seen on a loaded host)
+    assert (real, factor) == ("7.00", "20.00") and 139.5 <= float(effective) <= 140.0, (effective, real, factor)
     assert ok(pool, "userprio", "-resetusage", einstein) == f"The accumulated usage of {einstein} was reset\n"
     assert float(row(einstein, "-all")[5]) < 0.01  # Total Usage (wghted-hrs)
     assert ok(pool, "userprio", "-setceiling", einstein, "5", "-duration", "600") == \
