@@ -57,34 +57,47 @@ def _live_block(item: pytest.Item) -> str | None:
     return str(item.fspath) if wide else item.nodeid
 
 
-def spread_live_tests(items: list[pytest.Item]) -> list[pytest.Item]:
+def spread_live_tests(items: list[pytest.Item], workers: int = 1) -> list[pytest.Item]:
     """The tests in an order that spreads the live-pool tests evenly among the others.
 
     A live-pool test spends most of its time waiting on its daemons, the others keep a core
     busy. In collection order the live tests come as one run of some 150 tests (``tests/e2e``),
     and pytest-xdist's workers, handed out contiguous shares of the list, all end up waiting on
     pools at the same time near the end of the run, the cores idle. Spread out, every worker
-    alternates waiting and computing. The order within each kind is kept."""
+    alternates waiting and computing. The live tests marked ``long`` (a minute or more) open the
+    ``workers`` shares, taken in turn, so that none of them starts late and keeps the last worker
+    waiting at the end. The order within each kind is kept otherwise."""
     blocks: dict[str, list[pytest.Item]] = {}
     busy: list[pytest.Item] = []
     for item in items:
-        block = _live_block(item)
-        if block is None:
+        key = _live_block(item)
+        if key is None:
             busy.append(item)
         else:
-            blocks.setdefault(block, []).append(item)
+            blocks.setdefault(key, []).append(item)
     if not blocks or not busy:
         return items
-    step = len(busy) / len(blocks)
+    long = [b for b in blocks.values() if any(i.get_closest_marker("long") for i in b)]
+    rest = [b for b in blocks.values() if b not in long]
+    step = len(busy) / max(1, len(rest))
     spread: list[pytest.Item] = []
-    for i, block in enumerate(blocks.values()):
+    for i, block in enumerate(rest):
         spread.extend(busy[round(i * step):round((i + 1) * step)])
         spread.extend(block)
-    return spread
+    spread.extend(busy[round(len(rest) * step):])
+    share = len(spread) / workers
+    ordered: list[pytest.Item] = []
+    for k in range(workers):
+        for block in long[k::workers]:
+            ordered.extend(block)
+        ordered.extend(spread[round(k * share):round((k + 1) * share)])
+    return ordered
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    items[:] = spread_live_tests(items)
+    # pytest-xdist tells each worker how many there are; a run without it is one worker
+    workers = int(getattr(config, "workerinput", {}).get("workercount", 1))
+    items[:] = spread_live_tests(items, workers)
     if SHARED.is_dir():
         return
     skip = pytest.mark.skip(reason=f"the shared goldens and references are not at {SHARED}")

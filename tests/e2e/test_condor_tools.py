@@ -12,6 +12,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.e2e.pool import LivePool, process_state
 
 BIN = Path(sys.executable).parent
@@ -41,6 +43,7 @@ def ok(pool: LivePool, name: str, *args: str) -> str:
     return done.stdout
 
 
+@pytest.mark.long
 def test_condor_tools_on_a_live_pool(make_pool) -> None:  # type: ignore[no-untyped-def]
     pool: LivePool = make_pool()
     pid_file = pool.jobs_dir / "shell.pid"  # an absolute path: the job runs in its scratch directory

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import shutil
 
+import pytest
+
 from tests.e2e.pool import LivePool
 from tests.e2e.test_submit_cluster import EXAMPLES, submitted_cluster
 from tests.e2e.test_tools import ok
@@ -30,6 +32,7 @@ def procs(pool: LivePool, cluster: int) -> list[int]:
     return sorted(int(ad["ProcId"]) for ad in pool.jobs(f"ClusterId == {cluster}"))
 
 
+@pytest.mark.long
 def test_factories_make_their_jobs_as_the_limits_allow(make_pool) -> None:
     pool = make_pool("NUM_CPUS = 2\nSCHEDD_MATERIALIZE_LOG = $(LOG)/MaterializeLog\n")
     example_runs_each_item_once(pool)

@@ -116,6 +116,7 @@ def column_of(heading: str, title: str) -> int:
 # ------------------------------------------------------------------ the goldens' session
 
 
+@pytest.mark.long
 def test_views_and_job_actions_like_the_goldens(make_pool) -> None:
     pool = make_pool(GROUPS + CONSUMPTION)
     for name in ("submit_a.sub", "submit_b.sub", "submit_c.sub"):
@@ -451,6 +452,7 @@ def _check_userprio_changes(pool: LivePool, einstein: str) -> None:
 # ------------------------------------------------------------------ the execute side and the daemons
 
 
+@pytest.mark.long
 def test_machine_and_daemon_commands(make_pool) -> None:
     pool = make_pool("NUM_CPUS = 2\nMEMORY = 2048\n")
     ok(pool, "submit", "-", stdin="executable = /bin/sleep\narguments = 300\nlog = jobs.log\nqueue 2\n")

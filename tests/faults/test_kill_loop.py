@@ -302,6 +302,7 @@ def _outline(ad: ClassAd) -> str:
                      if ad.get(a) is not None)
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("lease", ["", "job_lease_duration = 20"], ids=["default-lease", "short-lease"])
 def test_kill_loop_loses_and_duplicates_nothing(live_pool: Callable[[str], LivePool], lease: str) -> None:
     pool = live_pool(CONFIG)
