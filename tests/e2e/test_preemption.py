@@ -140,7 +140,9 @@ NEGOTIATOR_CONSIDER_EARLY_PREEMPTION = {early}
 """)
     garrison = _submit(pool, "garrison")
     pool.wait_for(lambda: _running(pool, garrison), 30, "Garrison's job running")
-    job_start = int(pool.slots()[0]["JobStart"])
+    # the schedd counts the job running from its activation on; the slot's ad in the collector shows
+    # JobStart at the startd's next update after the job began
+    job_start = int(pool.wait_for(lambda: pool.slots()[0].get("JobStart"), 30, "the slot's JobStart"))
     coltrane = _submit(pool, "coltrane")
     seen: set[str] = set()
 
