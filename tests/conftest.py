@@ -48,8 +48,8 @@ def _live_block(item: pytest.Item) -> str | None:
     """The block a live-pool test travels in: its module when one of its fixtures outlives a
     test (moving its tests apart would start that fixture again), else the test alone; None for a
     test that keeps a core busy."""
-    parts = Path(str(item.fspath)).parts
-    if "tests" not in parts or parts[parts.index("tests") + 1] not in _LIVE:
+    parts = item.nodeid.split("::", 1)[0].split("/")  # relative to the repository: tests/<dir>/…
+    if len(parts) < 3 or parts[0] != "tests" or parts[1] not in _LIVE:
         return None
     info = getattr(item, "_fixtureinfo", None)
     defs = info.name2fixturedefs.values() if info is not None else ()
