@@ -21,7 +21,7 @@ from htcpool.classad import ClassAd
 from htcpool.cli.wire import Unreachable, WireClient, ask_collectors
 from htcpool.protocol import AdList, QueryAds
 from htcpool.runtime import timeouts
-from htcpool.runtime.http import SyncClient
+from htcpool.runtime.http_client import SyncClient
 from htcpool.runtime.layout import PoolLayout
 from htcpool.runtime.pool import PoolClient
 

@@ -7,7 +7,6 @@ import asyncio
 import socket
 from pathlib import Path
 
-import httpx
 import pytest
 
 from htcpool.classad import ClassAd
@@ -146,7 +145,7 @@ class _Collectors:
     async def send(self, url: str, message: object, timeout: float | None = None) -> object:
         self.sent.append((url, message))
         if url not in self.up:
-            raise httpx.ConnectError(f"connection refused by {url}")
+            raise ConnectionError(f"connection refused by {url}")
         return AdList((ClassAd({"Answered": url}),)) if isinstance(message, QueryAds) else Ok()
 
     async def close(self) -> None:

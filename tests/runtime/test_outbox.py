@@ -6,8 +6,6 @@ import asyncio
 from typing import Any
 from unittest.mock import patch
 
-import httpx
-
 from htcpool.runtime.daemon import Outbox
 
 
@@ -22,7 +20,7 @@ class _Peers:
     async def send(self, url: str, message: Any) -> Any:
         if self.failures:
             self.failures -= 1
-            raise httpx.ConnectError("not there yet")
+            raise ConnectionError("not there yet")
         await asyncio.sleep(self.slow.get(url, 0.0))
         self.got.append((url, message))
         return None

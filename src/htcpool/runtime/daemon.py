@@ -32,7 +32,6 @@ import time
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from typing import Any, Protocol, TypeVar
 
-import httpx
 import uvicorn
 
 from htcpool.classad.builtins import load_all
@@ -196,7 +195,7 @@ class Outbox:
                     return
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 2.0)
-            except (httpx.HTTPError, ConnectionError, OSError) as e:
+            except OSError as e:  # ConnectionError included: DaemonClient's "no answer"
                 if self.clock() - posted > self.give_up:
                     log.warning("gave up sending %s to %s: %s", type(message).__name__, key, e)
                     return
@@ -359,7 +358,7 @@ class Daemon:
         for url in urls:  # in COLLECTOR_HOST's order, the next when one does not answer
             try:
                 reply = await self.client.send(url, query)
-            except (httpx.HTTPError, OSError, RequestRefused) as e:
+            except (OSError, RequestRefused) as e:
                 failures.append(f"{url}: {e or type(e).__name__}")
                 continue
             if isinstance(reply, AdList):

@@ -26,8 +26,6 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 from htcpool.defrag import (
     Action,
     AdsUnavailable,
@@ -143,7 +141,7 @@ class DefragService:
             answer = DrainAnswer(action.machine, True)
         except RequestRefused as e:
             answer = DrainAnswer(action.machine, False, e.detail)
-        except (httpx.HTTPError, OSError) as e:
+        except OSError as e:
             answer = DrainAnswer(action.machine, False, f"no answer from {action.address}: {e}")
         await self.apply(self.core.handle(self.daemon.clock(), answer))
 

@@ -15,8 +15,10 @@ naming the problem; a handler refusing the request raises ``RequestRefused``
 unexpected errors are logged and answered with 500, and the daemon keeps running.
 
 ``DaemonClient`` (async, for daemons) and ``SyncClient`` (for the command-line
-tools, in ``runtime/http_client.py`` with what both share, so that a tool imports no server)
-send a message and decode the answer; a ``Failure`` answer raises
+tools, in ``runtime/http_client.py``; what both share is in ``runtime/http_answer.py``, so that a
+tool imports no server and a daemon no httpx) send a message and decode the answer (a daemon
+that does not answer is a ``ConnectionError`` from ``DaemonClient``, httpx's own error from
+``SyncClient``); a ``Failure`` answer raises
 ``RequestRefused`` on the client side too. An address ``unix:<path>`` reaches a
 daemon's Unix socket; ``https://`` addresses are verified against the pool's
 certificate authority; a token is attached only where it may travel (HTTPS,
@@ -30,9 +32,8 @@ import json
 import logging
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -41,19 +42,14 @@ from starlette.routing import Route
 from htcpool import protocol
 from htcpool.gcpause import paused_gc
 from htcpool.protocol import Failure, Ok, Ping, ProtocolError
-from htcpool.runtime.aio_sender import AioSender
+from htcpool.runtime.aio_sender import AioSender, Unreachable
 from htcpool.runtime.bearer import Bearer, Chooser
-from htcpool.runtime.http_client import (
-    PATH,
-    HttpxBearer,
-    RequestRefused,
-    SyncClient,
-    decode_answer,
-    limits,
-    verify,
-)
+from htcpool.runtime.http_answer import PATH, RequestRefused, decode_answer, verify
 from htcpool.runtime.security.authz import Policy
 from htcpool.runtime.security.gate import Gate, Refused, Settings, SharedSecret
+
+if TYPE_CHECKING:
+    import httpx
 
 log = logging.getLogger("htcpool.http")
 
@@ -158,7 +154,12 @@ class DaemonClient:
         self._client: httpx.AsyncClient | None = None
         if transport is None:
             self._sender = AioSender(bearer, timeout, verify(ca_file))
-        else:
+        else:  # httpx only here: a daemon on the network never imports it (``http_answer``)
+            import httpx
+
+            from htcpool.runtime.http_client import HttpxBearer, limits
+
+            self._limits = limits
             self._client = httpx.AsyncClient(auth=HttpxBearer(bearer), timeout=limits(timeout), trust_env=False,
                                              transport=transport)
 
@@ -168,8 +169,13 @@ class DaemonClient:
             answer = await self._sender.post(url + PATH, body, timeout)
             return decode_answer(answer.status, answer.body)
         assert self._client is not None
-        kw: dict[str, Any] = {} if timeout is None else {"timeout": limits(timeout)}
-        response = await self._client.post(url + PATH, json=body, **kw)
+        import httpx
+
+        kw: dict[str, Any] = {} if timeout is None else {"timeout": self._limits(timeout)}
+        try:
+            response = await self._client.post(url + PATH, json=body, **kw)
+        except httpx.HTTPError as e:  # as the network's sender: a daemon not answering is a ConnectionError
+            raise Unreachable(f"{url}: {e or type(e).__name__}") from None
         return decode_answer(response.status_code, response.content)
 
     async def close(self) -> None:
@@ -179,4 +185,4 @@ class DaemonClient:
             await self._client.aclose()
 
 
-__all__ = ["PATH", "DaemonClient", "Ok", "RequestRefused", "SyncClient", "make_app", "shared_secret_gate"]
+__all__ = ["PATH", "DaemonClient", "Ok", "RequestRefused", "make_app", "shared_secret_gate"]

@@ -3,12 +3,10 @@ a message and read its answer (``SyncClient``, ``RequestRefused``), apart from t
 server and their asynchronous client. A tool is a fresh process for every command, and what it
 imports is paid at every one of them: the server side brings Starlette, the token gate (PyJWT,
 cryptography) and aiohttp, which a tool never uses (they were more than half of ``condor_q``'s
-start). The helpers here serve both sides."""
+start). What both sides share is ``runtime/http_answer.py``."""
 
 from __future__ import annotations
 
-import json
-import ssl
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -16,30 +14,9 @@ from typing import Any
 import httpx
 
 from htcpool import protocol
-from htcpool.protocol import Failure, ProtocolError
 from htcpool.runtime.bearer import Bearer, Chooser
-from htcpool.runtime.security.tls import client_context
+from htcpool.runtime.http_answer import PATH, RequestRefused, decode_answer, verify
 from htcpool.runtime.timeouts import connect_timeout
-
-PATH = "/v1/message"
-
-
-class RequestRefused(Exception):
-    def __init__(self, status: int, detail: str) -> None:
-        super().__init__(detail)
-        self.status = status
-        self.detail = detail
-
-
-def decode_answer(status: int, body: bytes) -> Any:
-    """The answer's message; RequestRefused for a ``Failure`` or an answer that is not one."""
-    try:
-        reply = protocol.decode(json.loads(body))
-    except (ValueError, ProtocolError) as e:
-        raise RequestRefused(status, f"unreadable answer: {e}") from None
-    if isinstance(reply, Failure):
-        raise RequestRefused(reply.status, reply.detail)
-    return reply
 
 
 class HttpxBearer(httpx.Auth):
@@ -65,13 +42,6 @@ class HttpxBearer(httpx.Auth):
 def limits(timeout: float) -> httpx.Timeout:
     """A request's limit, with a shorter one for connecting (runtime/timeouts.py)."""
     return httpx.Timeout(timeout, connect=connect_timeout(timeout))
-
-
-def verify(ca_file: Path | None) -> ssl.SSLContext | bool:
-    """Trust the pool's CA when it has one (its daemons then speak HTTPS), else the defaults."""
-    if ca_file is not None and ca_file.exists():
-        return client_context(ca_file)
-    return True
 
 
 class SyncClient:

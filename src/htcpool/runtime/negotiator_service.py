@@ -34,8 +34,6 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import httpx
-
 from htcpool.classad import ClassAd
 from htcpool.negotiator import (
     Accountant,
@@ -184,7 +182,7 @@ class NegotiatorService:
         """A schedd's answer to ``request``; None when it does not answer."""
         try:
             reply = await self.daemon.client.send(url, request)
-        except (httpx.HTTPError, OSError, RequestRefused) as e:
+        except (OSError, RequestRefused) as e:
             log.warning("schedd %s did not answer: %s", url, e)
             return None
         return reply if isinstance(reply, IdleJobs) else None

@@ -44,8 +44,6 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 from htcpool.classad import ClassAd, quote
 from htcpool.clock import local_zone
 from htcpool.config import Config
@@ -387,7 +385,7 @@ class ScheddService:
         try:
             try:
                 reply = await self.daemon.client.send(address, action.message, timeout=RECONNECT_TIMEOUT)
-            except (httpx.HTTPError, OSError):  # a restarted startd may listen elsewhere now
+            except OSError:  # a restarted startd may listen elsewhere now
                 entry = self.core.reconnection.jobs.get(claim_id)
                 ad = self.core.queue.jobs.get(entry.job_id) if entry is not None else None
                 slot = ad.get("RemoteHost") if ad is not None else None
@@ -396,7 +394,7 @@ class ScheddService:
                     raise
                 address = moved
                 reply = await self.daemon.client.send(address, action.message, timeout=RECONNECT_TIMEOUT)
-        except (httpx.HTTPError, OSError, RequestRefused) as e:
+        except (OSError, RequestRefused) as e:
             log.info("claim %s: startd %s unreachable (%s); waiting for the job's lease",
                      claim_id, address, e)
             reply = None
