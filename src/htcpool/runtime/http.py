@@ -152,6 +152,9 @@ class DaemonClient:
         bearer = Bearer(token, anywhere=transport is not None, chooser=chooser)
         self._sender: AioSender | None = None
         self._client: httpx.AsyncClient | None = None
+        #: the in-process client's request limits and its failures to reach a daemon (httpx's)
+        self._limits: Callable[[float], httpx.Timeout] | None = None
+        self._unreachable: tuple[type[Exception], ...] = ()
         if transport is None:
             self._sender = AioSender(bearer, timeout, verify(ca_file))
         else:  # httpx only here: a daemon on the network never imports it (``http_answer``)
@@ -159,7 +162,7 @@ class DaemonClient:
 
             from htcpool.runtime.http_client import HttpxBearer, limits
 
-            self._limits = limits
+            self._limits, self._unreachable = limits, (httpx.HTTPError,)
             self._client = httpx.AsyncClient(auth=HttpxBearer(bearer), timeout=limits(timeout), trust_env=False,
                                              transport=transport)
 
@@ -168,13 +171,11 @@ class DaemonClient:
         if self._sender is not None:
             answer = await self._sender.post(url + PATH, body, timeout)
             return decode_answer(answer.status, answer.body)
-        assert self._client is not None
-        import httpx
-
+        assert self._client is not None and self._limits is not None
         kw: dict[str, Any] = {} if timeout is None else {"timeout": self._limits(timeout)}
         try:
             response = await self._client.post(url + PATH, json=body, **kw)
-        except httpx.HTTPError as e:  # as the network's sender: a daemon not answering is a ConnectionError
+        except self._unreachable as e:  # as the network's sender: a daemon not answering is a ConnectionError
             raise Unreachable(f"{url}: {e or type(e).__name__}") from None
         return decode_answer(response.status_code, response.content)
 
