@@ -118,7 +118,8 @@ def _processes_of(layout: PoolLayout, *argv_words: str) -> list[int]:
     pids = []
     for entry in Path("/proc").iterdir():
         try:
-            argv = (entry / "cmdline").read_bytes().decode(errors="replace").split("\0")
+            # a daemon forked from the master's fork server has its command line as one title
+            argv = (entry / "cmdline").read_bytes().decode(errors="replace").replace("\0", " ").split()
         except OSError:
             continue
         if str(layout.root) in argv and all(w in argv for w in argv_words) and start_of(int(entry.name)):

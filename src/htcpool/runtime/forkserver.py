@@ -1,4 +1,4 @@
-"""Starting starters by forking a server that has already imported the starter.
+"""Starting starters (and daemons) by forking a server that has already imported them.
 
 Starting ``python -m htcpool.runtime.starter`` costs tens of milliseconds of CPU before the
 starter does anything (the interpreter, then psutil and the starter's modules): at hundreds
@@ -34,6 +34,13 @@ write to a pipe instead of a fork and the child's setting up (about 5 ms of the 
 one job's end and the next one's start on the same slot, docs/performance.md). One that is never
 given a job sees its stdin close when the startd stops, and ends without a word.
 
+The master has a server of its own (``kind="daemon"``, ``runtime/spawn.py`` ``DaemonForks``): it
+imports every daemon's service instead of the starter, and ``fork_daemon`` asks for one daemon
+as ``D <n> <json>`` (its arguments, its environment and its process title) with four
+descriptors (stdin, stdout, stderr, the keep-alive pipe) on a ``SOCK_SEQPACKET`` pair, so that a
+request of any size is one message. Answers and ends are as above; the child is a
+``ForkedChild``.
+
 ``ForkedStarter`` gives the startd what ``asyncio.subprocess.Process`` gives it for an
 exec'd starter (``stdin``, ``stdout``, ``pid``, ``returncode``, ``wait``, ``send_signal``,
 ``kill``), so ``starter_client.StarterHandle`` works over either.
@@ -43,6 +50,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import signal
 import socket
@@ -52,14 +60,13 @@ from collections.abc import Mapping
 _UNKNOWN_STATUS = 255
 
 
-class ForkedStarter:
-    """A starter forked by the server, as the startd sees it (see the module docstring)."""
+class ForkedChild:
+    """A process forked by the server, as its client sees it: its pid, a pidfd for its signals,
+    and its end, which the server reports (see the module docstring)."""
 
-    def __init__(self, pid: int, pidfd: int, stdin: asyncio.StreamWriter, stdout: asyncio.StreamReader) -> None:
+    def __init__(self, pid: int, pidfd: int) -> None:
         self.pid = pid
         self.pidfd = pidfd
-        self.stdin = stdin
-        self.stdout = stdout
         self.returncode: int | None = None
         self._ended = asyncio.get_running_loop().create_future()
 
@@ -79,7 +86,7 @@ class ForkedStarter:
         return await asyncio.shield(self._ended)
 
     def send_signal(self, sig: int) -> None:
-        """``sig`` to the starter (ProcessLookupError once it has ended)."""
+        """``sig`` to the process (ProcessLookupError once it has ended)."""
         if self.returncode is not None:
             raise ProcessLookupError(self.pid)
         if self.pidfd >= 0:
@@ -89,6 +96,15 @@ class ForkedStarter:
 
     def kill(self) -> None:
         self.send_signal(signal.SIGKILL)
+
+
+class ForkedStarter(ForkedChild):
+    """A starter forked by the server, with the startd's ends of its stdin and stdout."""
+
+    def __init__(self, pid: int, pidfd: int, stdin: asyncio.StreamWriter, stdout: asyncio.StreamReader) -> None:
+        super().__init__(pid, pidfd)
+        self.stdin = stdin
+        self.stdout = stdout
 
 
 def _prefill(fd: int, data: bytes) -> bytes:
@@ -120,15 +136,19 @@ WARM = 2
 
 
 class ForkServer:
-    """The startd's connection to its fork server (started on first use, or by ``warm_up``)."""
+    """The connection to a fork server (started on first use, or by ``warm_up``): a startd's, whose
+    children are starters, or with ``kind="daemon"`` a master's, whose children are daemons
+    (``fork_daemon``; ``forkserver_loop``)."""
 
-    def __init__(self, environment: Mapping[str, str] | None = None, warm: int = WARM) -> None:
+    def __init__(self, environment: Mapping[str, str] | None = None, warm: int = WARM,
+                 kind: str = "starter") -> None:
         self.environment = dict(environment) if environment is not None else None
+        self.kind = kind
         self.process: asyncio.subprocess.Process | None = None
         self.sock: socket.socket | None = None
         self._lock = asyncio.Lock()
         self._answers: dict[str, asyncio.Future[tuple[int, int]]] = {}
-        self._children: dict[int, ForkedStarter] = {}
+        self._children: dict[int, ForkedChild] = {}
         self._early: dict[int, int] = {}  # statuses of children ended before their answer was read
         self._buffer = b""
         self._fds: list[int] = []  # pidfds received whose answer line has not been read yet
@@ -138,10 +158,13 @@ class ForkServer:
         self._warming: set[asyncio.Task[None]] = set()
 
     async def _start(self) -> None:
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        # a daemon's request carries its environment: one message each, whatever its size
+        kind = socket.SOCK_SEQPACKET if self.kind == "daemon" else socket.SOCK_STREAM
+        ours, theirs = socket.socketpair(socket.AF_UNIX, kind)
+        argv = [str(theirs.fileno())] + ([self.kind] if self.kind != "starter" else [])
         try:
             self.process = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "htcpool.runtime.forkserver_loop", str(theirs.fileno()),
+                sys.executable, "-m", "htcpool.runtime.forkserver_loop", *argv,
                 pass_fds=(theirs.fileno(),), stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
                 env=self.environment)
         finally:
@@ -153,6 +176,39 @@ class ForkServer:
     @property
     def running(self) -> bool:
         return self.sock is not None
+
+    async def server_pid(self) -> int:
+        """The server's pid (the parent of every child it forks), the server started if need be."""
+        async with self._lock:
+            if self.sock is None:
+                await self._start()
+        assert self.process is not None
+        return self.process.pid
+
+    async def fork_daemon(self, argv: list[str], environment: Mapping[str, str], title: str,
+                          fds: list[int]) -> ForkedChild:
+        """A daemon, as ``python -m htcpool.runtime.services ARGV`` in ``environment`` would run, its
+        process titled ``title``; ``fds`` are its stdin, stdout, stderr and keep-alive pipe (sent
+        to the server; the caller keeps and closes its own). OSError when none can be forked."""
+        loop = asyncio.get_running_loop()
+        payload = json.dumps({"argv": argv, "env": dict(environment), "title": title})
+        async with self._lock:
+            if self.sock is None:
+                await self._start()
+            assert self.sock is not None
+            self._serial += 1
+            key = str(self._serial)
+            answer: asyncio.Future[tuple[int, int]] = loop.create_future()
+            self._answers[key] = answer
+            try:
+                await _send_fds(self.sock, f"D {key} {payload}".encode(), fds)
+            except OSError:
+                self._answers.pop(key, None)
+                raise
+        pid, pidfd = await answer
+        child = ForkedChild(pid, pidfd)
+        self._adopt(child)
+        return child
 
     async def spawn(self, stderr_path: str | None, first: bytes = b"") -> ForkedStarter:
         """A starter whose stdin begins with ``first``: a warm one when there is one for
@@ -244,12 +300,17 @@ class ForkServer:
         if rest:  # what did not fit in the pipe before the fork, ahead of anything else
             writer.write(rest)
         child = ForkedStarter(pid, pidfd, writer, reader)
-        self._children[pid] = child
-        if pid in self._early:
-            self._ended(pid, self._early.pop(pid))
+        self._adopt(child)
+        return child
+
+    def _adopt(self, child: ForkedChild) -> None:
+        """Follow a child the server forked: its end, reported already, or by the server, or
+        (the server gone) by its pidfd."""
+        self._children[child.pid] = child
+        if child.pid in self._early:
+            self._ended(child.pid, self._early.pop(child.pid))
         elif self.sock is None:
             self._watch_pidfd(child)
-        return child
 
     def _readable(self) -> None:
         assert self.sock is not None
@@ -282,7 +343,7 @@ class ForkServer:
         elif kind == "F" and len(parts) >= 2:
             answer = self._answers.pop(parts[1], None)
             if answer is not None and not answer.done():
-                answer.set_exception(OSError(f"the fork server could not start a starter: {' '.join(parts[2:])}"))
+                answer.set_exception(OSError(f"the fork server could not fork: {' '.join(parts[2:])}"))
         elif kind == "E" and len(parts) == 3:
             self._ended(int(parts[1]), int(parts[2]))
 
@@ -293,7 +354,7 @@ class ForkServer:
         else:
             child.ended(status)
 
-    def _watch_pidfd(self, child: ForkedStarter) -> None:
+    def _watch_pidfd(self, child: ForkedChild) -> None:
         """The server is gone: learn the starter's end from its pidfd, status unknown."""
         if child.pidfd < 0:
             child.ended(_UNKNOWN_STATUS)
@@ -334,4 +395,4 @@ class ForkServer:
                 await self.process.wait()
 
 
-__all__ = ["WARM", "ForkServer", "ForkedStarter"]
+__all__ = ["WARM", "ForkServer", "ForkedChild", "ForkedStarter"]

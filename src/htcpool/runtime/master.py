@@ -67,7 +67,14 @@ from htcpool.runtime.http import RequestRefused
 from htcpool.runtime.liveness import DEFAULT_TIMEOUT, Heartbeat, Overdue, next_check, overdue
 from htcpool.runtime.local_names import DaemonEntry, daemon_entries
 from htcpool.runtime.pidfile import remove_pid_file, write_pid_file
-from htcpool.runtime.spawn import ChildProcess, Spawn, end_orphans, pid_file, spawn_process
+from htcpool.runtime.spawn import (
+    ChildProcess,
+    DaemonForks,
+    Spawn,
+    end_orphans,
+    pid_file,
+    spawn_process,
+)
 
 log = logging.getLogger("htcpool.master")
 #: the kinds in the order the master stops them
@@ -95,10 +102,13 @@ class Child:
 
 
 class MasterService:
-    def __init__(self, daemon: Daemon, spawn: Spawn = spawn_process) -> None:
+    def __init__(self, daemon: Daemon, spawn: Spawn | None = None) -> None:
         self.daemon = daemon
-        self.spawn = spawn
         config = daemon.config
+        # daemons forked from a server that has imported them (runtime/spawn.py; MASTER_FORK_SERVER,
+        # htcpool's own knob), unless the caller says how to start them
+        self.forks = DaemonForks(daemon.layout) if spawn is None and self._fork_server(config) else None
+        self.spawn: Spawn = spawn or (self.forks.spawn if self.forks is not None else spawn_process)
         self.children = {e.name: Child(e.name, e) for e in daemon_entries(config)}
         self.backoff_constant = float(config.get_int("MASTER_BACKOFF_CONSTANT") or 9)
         self.backoff_factor = float(config.get_float("MASTER_BACKOFF_FACTOR") or 2.0)
@@ -118,6 +128,15 @@ class MasterService:
             Command.RESTART: self._restart,
             Command.RECONFIG: self._reconfig,
         }
+
+    @staticmethod
+    def _fork_server(config: Config) -> bool:
+        """MASTER_FORK_SERVER; a value that is not a boolean is logged and taken as True (the default)."""
+        try:
+            return bool(config.get_bool("MASTER_FORK_SERVER", default=True))
+        except (ConfigError, ValueError) as e:
+            log.warning("MASTER_FORK_SERVER: %s; using True", e)
+            return True
 
     @staticmethod
     def _want_core(config: Config) -> bool:
@@ -256,6 +275,8 @@ class MasterService:
         self.stopping = True
         for child in self._in_stop_order():
             await self._stop_child(child, how)
+        if self.forks is not None:
+            await self.forks.close()
         remove_pid_file(self.daemon.layout.master_pid, os.getpid())
 
     def _in_stop_order(self) -> list[Child]:

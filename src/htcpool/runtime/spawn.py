@@ -2,9 +2,21 @@
 
 ``spawn_process`` starts ``python -m htcpool.runtime.services KIND`` with its output appended
 to ``log/<Kind>Log.out``, a pipe for its keep-alives (``runtime/childalive.py`` writes them,
-``DaemonProcess.keepalives`` reads them on the master's loop) and the master's pid in its
-environment. Every daemon's identity is recorded in ``run/<name>.pid`` (``runtime/pidfile.py``)
-while it runs.
+``DaemonProcess.keepalives`` reads them on the master's loop) and its parent's pid (the
+master's) in its environment. Every daemon's identity is recorded in ``run/<name>.pid``
+(``runtime/pidfile.py``) while it runs.
+
+``DaemonForks`` starts the same daemon by forking it from a fork server of the master's that
+has imported every daemon's modules once (``runtime/forkserver.py``, kind ``daemon``): a
+daemon's start was some 0.7 s of CPU, nearly all of it the interpreter importing the same
+modules again (docs/performance.md, "Daemons forked from the master's fork server"). The child
+is the daemon a fresh interpreter would be: its own arguments, environment, standard streams,
+keep-alive pipe and nothing else of the server's open, its command line in ``ps`` the one above
+(``setproctitle``). Its parent is the fork server, whose pid it is given as its master's: when
+the master dies the server ends (its socket closed), and the daemons go as they always did
+when their parent went. Where the server cannot be started or cannot fork, the daemon is
+started as a program of its own, and the MasterLog says why. ``MASTER_FORK_SERVER = False``
+(htcpool's own knob, like ``STARTER_FORK_SERVER``) always starts programs.
 
 ``end_orphans``: a master that starts finds the pid files its predecessor left. A daemon they
 still name belongs to a master that died without stopping it; such daemons shut down by
@@ -25,6 +37,7 @@ from pathlib import Path
 from typing import Protocol
 
 from htcpool.runtime.childalive import ALIVE_FD_ENV, MASTER_PID_ENV
+from htcpool.runtime.forkserver import ForkedChild, ForkServer
 from htcpool.runtime.layout import PoolLayout
 from htcpool.runtime.liveness import decode_beats
 from htcpool.runtime.local_names import DaemonEntry
@@ -82,7 +95,7 @@ class _Beats(asyncio.Protocol):
 class DaemonProcess:
     """A daemon started by ``spawn_process``: its process and the read end of its keep-alive pipe."""
 
-    def __init__(self, process: asyncio.subprocess.Process, alive_read: int) -> None:
+    def __init__(self, process: asyncio.subprocess.Process | ForkedChild, alive_read: int) -> None:
         self.process = process
         self._alive_read: int | None = alive_read
         self._transport: asyncio.BaseTransport | None = None
@@ -123,18 +136,36 @@ class DaemonProcess:
             self._alive_read = None
 
 
+#: how a daemon's program is run; its arguments follow (``_daemon_args``)
+_PROGRAM = (sys.executable, "-m", "htcpool.runtime.services")
+
+
+def _daemon_args(layout: PoolLayout, entry: DaemonEntry) -> list[str]:
+    args = [entry.kind, "--local-dir", str(layout.root)]
+    if entry.name != entry.kind or entry.local_name is not None:
+        args += ["--as", entry.name] + (["--local-name", entry.local_name] if entry.local_name else [])
+    return args
+
+
+def _output(layout: PoolLayout, entry: DaemonEntry) -> Path:
+    """``log/<Kind>Log.out`` (with the local name or DAEMON_LIST name of a second instance)."""
+    suffix = f".{entry.local_name}" if entry.local_name else ("" if entry.name == entry.kind else f".{entry.name}")
+    return layout.log / f"{entry.kind.capitalize()}Log{suffix}.out"
+
+
+def _environment(layout: PoolLayout) -> dict[str, str]:
+    return dict(os.environ, CONDOR_CONFIG=str(layout.config))
+
+
 async def spawn_process(name: str, layout: PoolLayout, entry: DaemonEntry | None = None) -> DaemonProcess:
-    """A daemon as a process of its own, its output appended to ``log/<Name>Log.out``."""
+    """A daemon as a program of its own, its output appended to ``log/<Name>Log.out``."""
     entry = entry or DaemonEntry(name, name)
     read_end, write_end = os.pipe()
-    env = dict(os.environ, CONDOR_CONFIG=str(layout.config))
+    env = _environment(layout)
     env.update({MASTER_PID_ENV: str(os.getpid()), ALIVE_FD_ENV: str(write_end)})
-    command = [sys.executable, "-m", "htcpool.runtime.services", entry.kind, "--local-dir", str(layout.root)]
-    if entry.name != entry.kind or entry.local_name is not None:
-        command += ["--as", entry.name] + (["--local-name", entry.local_name] if entry.local_name else [])
-    suffix = f".{entry.local_name}" if entry.local_name else ("" if entry.name == entry.kind else f".{entry.name}")
+    command = [*_PROGRAM, *_daemon_args(layout, entry)]
     try:
-        with open(layout.log / f"{entry.kind.capitalize()}Log{suffix}.out", "ab") as out:
+        with open(_output(layout, entry), "ab") as out:
             process = await asyncio.create_subprocess_exec(*command, env=env, stdout=out, stderr=out,
                                                            stdin=asyncio.subprocess.DEVNULL,
                                                            pass_fds=(write_end,))
@@ -145,6 +176,46 @@ async def spawn_process(name: str, layout: PoolLayout, entry: DaemonEntry | None
         os.close(write_end)  # the child's copy is the only one: its end closes when it exits
     write_pid_file(pid_file(layout, entry.name), process.pid)
     return DaemonProcess(process, read_end)
+
+
+#: the descriptor a forked daemon finds its keep-alive pipe on (after stdin, stdout and stderr)
+_FORKED_ALIVE_FD = 3
+
+
+class DaemonForks:
+    """The master's daemons forked from its fork server (module docstring); ``spawn`` is a
+    ``Spawn``. The server is started at the first daemon's start and ended by ``close``."""
+
+    def __init__(self, layout: PoolLayout) -> None:
+        self.server = ForkServer(_environment(layout), kind="daemon")
+
+    async def spawn(self, name: str, layout: PoolLayout, entry: DaemonEntry | None = None) -> DaemonProcess:
+        entry = entry or DaemonEntry(name, name)
+        try:
+            parent = await self.server.server_pid()
+        except OSError as e:
+            log.warning("the daemons' fork server did not start (%s); starting %s as a program", e, entry.name)
+            return await spawn_process(name, layout, entry)
+        env = _environment(layout)
+        env.update({MASTER_PID_ENV: str(parent), ALIVE_FD_ENV: str(_FORKED_ALIVE_FD)})
+        args = _daemon_args(layout, entry)
+        read_end, write_end = os.pipe()
+        try:
+            with open(_output(layout, entry), "ab") as out, open(os.devnull, "rb") as null:
+                child = await self.server.fork_daemon(args, env, " ".join([*_PROGRAM, *args]),
+                                                      [null.fileno(), out.fileno(), out.fileno(), write_end])
+        except OSError as e:
+            os.close(read_end)
+            log.warning("the daemons' fork server could not fork %s (%s); starting it as a program", entry.name, e)
+            return await spawn_process(name, layout, entry)
+        finally:
+            os.close(write_end)  # the child's copy is the only one: its end closes when it exits
+        write_pid_file(pid_file(layout, entry.name), child.pid)
+        return DaemonProcess(child, read_end)
+
+    async def close(self) -> None:
+        """End the server (once its daemons have ended: they go when it goes)."""
+        await self.server.close()
 
 
 async def end_orphans(layout: PoolLayout, grace: float, keep: Callable[[Path], bool] = lambda path: False) -> list[str]:
