@@ -1,5 +1,5 @@
 """The test run's environment (``tasks.TEST_ENV``) keeps Python 3.11's parser safe from a
-traceback formatted by a finalizer in the middle of another parse."""
+traceback formatted by a finalizer in the middle of another parse, and writes bytecode."""
 
 from __future__ import annotations
 
@@ -55,3 +55,11 @@ def test_a_finalizer_formatting_a_traceback_breaks_a_parse_without_the_test_envi
 
 def test_the_test_environment_keeps_parses_whole(tmp_path: Path) -> None:
     assert _failures(tmp_path, tasks.TEST_ENV) == 0
+
+
+def test_the_test_environment_writes_bytecode_where_the_environment_says_not_to() -> None:
+    """Hundreds of interpreters in a run import the same sources: their compiled form is kept."""
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    probe = [sys.executable, "-c", "import sys; print(sys.dont_write_bytecode)"]
+    assert subprocess.run(probe, env=env, capture_output=True, text=True).stdout == "True\n"
+    assert subprocess.run(probe, env={**env, **tasks.TEST_ENV}, capture_output=True, text=True).stdout == "False\n"
