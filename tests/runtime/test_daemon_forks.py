@@ -172,3 +172,24 @@ def test_a_malformed_request_is_refused_and_the_server_goes_on(request_text: str
         os.close(null)
         ours.close()
         assert server.wait(DEADLINE) == 0  # its client gone, the server ends
+
+
+@pytest.mark.parametrize(("setting", "forked", "warned"), [
+    ("", True, False),
+    ("MASTER_FORK_SERVER = False\n", False, False),
+    ("MASTER_FORK_SERVER = perhaps\n", True, True),
+])
+def test_master_fork_server_chooses_how_the_master_starts_its_daemons(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture, setting: str, forked: bool, warned: bool) -> None:
+    from htcpool.runtime.master import MasterService
+    from tests.runtime.inprocess import Clock, Network, daemon, pool_layout
+
+    async def test() -> None:
+        layout = pool_layout(tmp_path, setting)
+        with caplog.at_level("WARNING", logger="htcpool.master"):
+            service = MasterService(daemon("master", layout, Clock(), Network()))
+        assert (service.forks is not None) is forked
+        assert service.spawn == (service.forks.spawn if service.forks is not None else spawning.spawn_process)
+        assert ("MASTER_FORK_SERVER" in caplog.text and "perhaps" in caplog.text) is warned
+
+    _run(test)

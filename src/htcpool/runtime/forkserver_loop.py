@@ -24,17 +24,23 @@ import sys
 
 
 # ---------------------------------------------------------------------------- the server
+def _leave_server(conn: socket.socket, wakeup: tuple[int, int], fds: list[int]) -> None:
+    """In a forked child: the server's signal handling undone, its socket and wake-up pipe
+    closed, ``fds`` moved to descriptors 0, 1, 2 (and 3)."""
+    signal.set_wakeup_fd(-1)
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    conn.close()
+    for fd in wakeup:
+        os.close(fd)
+    for target, fd in enumerate(fds):
+        os.dup2(fd, target)
+
+
 def _child(conn: socket.socket, wakeup: tuple[int, int], fds: list[int]) -> None:
     """In the forked child: become a starter on ``fds`` (never returns)."""
     code = 70
     try:
-        signal.set_wakeup_fd(-1)
-        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        conn.close()
-        for fd in wakeup:
-            os.close(fd)
-        for target, fd in enumerate(fds):
-            os.dup2(fd, target)
+        _leave_server(conn, wakeup, fds)
         for fd in fds:
             if fd > 2:
                 os.close(fd)
@@ -79,13 +85,7 @@ def _daemon_child(conn: socket.socket, wakeup: tuple[int, int], fds: list[int], 
                   env: dict[str, str], title: str) -> None:
     """In the forked child: stdin, stdout and stderr from ``fds``, the keep-alive pipe (the fourth)
     as descriptor 3, nothing else of the server's open; then out of the loop (``BecomeDaemon``)."""
-    signal.set_wakeup_fd(-1)
-    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-    conn.close()
-    for fd in wakeup:
-        os.close(fd)
-    for target, fd in enumerate(fds):
-        os.dup2(fd, target)
+    _leave_server(conn, wakeup, fds)
     os.closerange(len(fds), os.sysconf("SC_OPEN_MAX"))
     _set_title(title)  # before the environment changes, which moves what setproctitle rewrites
     os.environ.clear()

@@ -107,7 +107,7 @@ class MasterService:
         config = daemon.config
         # daemons forked from a server that has imported them (runtime/spawn.py; MASTER_FORK_SERVER,
         # htcpool's own knob), unless the caller says how to start them
-        self.forks = DaemonForks(daemon.layout) if spawn is None and self._fork_server(config) else None
+        self.forks = DaemonForks(daemon.layout) if spawn is None and self._flag(config, "MASTER_FORK_SERVER", True) else None
         self.spawn: Spawn = spawn or (self.forks.spawn if self.forks is not None else spawn_process)
         self.children = {e.name: Child(e.name, e) for e in daemon_entries(config)}
         self.backoff_constant = float(config.get_int("MASTER_BACKOFF_CONSTANT") or 9)
@@ -116,7 +116,7 @@ class MasterService:
         self.recover = float(config.get_int("MASTER_RECOVER_FACTOR") or 300)
         self.graceful_timeout = float(config.get_int("SHUTDOWN_GRACEFUL_TIMEOUT") or 60)
         self.fast_timeout = float(config.get_int("SHUTDOWN_FAST_TIMEOUT") or 30)
-        self.want_core = self._want_core(config)
+        self.want_core = self._flag(config, "NOT_RESPONDING_WANT_CORE", False)
         self.stopping = False
         self.background = Background(ANSWER_WITHIN)  # off, restart and reconfig still under way
         self.started = daemon.clock()
@@ -130,22 +130,13 @@ class MasterService:
         }
 
     @staticmethod
-    def _fork_server(config: Config) -> bool:
-        """MASTER_FORK_SERVER; a value that is not a boolean is logged and taken as True (the default)."""
+    def _flag(config: Config, knob: str, default: bool) -> bool:
+        """A boolean knob; a value that is not a boolean is logged and taken as ``default``."""
         try:
-            return bool(config.get_bool("MASTER_FORK_SERVER", default=True))
+            return bool(config.get_bool(knob, default=default))
         except (ConfigError, ValueError) as e:
-            log.warning("MASTER_FORK_SERVER: %s; using True", e)
-            return True
-
-    @staticmethod
-    def _want_core(config: Config) -> bool:
-        """NOT_RESPONDING_WANT_CORE; a value that is not a boolean is logged and taken as False."""
-        try:
-            return bool(config.get_bool("NOT_RESPONDING_WANT_CORE", default=False))
-        except (ConfigError, ValueError) as e:
-            log.warning("NOT_RESPONDING_WANT_CORE: %s; using False", e)
-            return False
+            log.warning("%s: %s; using %s", knob, e, default)
+            return default
 
     # ------------------------------------------------------------------ children
     async def _spawn(self, child: Child) -> None:
