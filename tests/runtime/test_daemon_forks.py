@@ -193,3 +193,35 @@ def test_master_fork_server_chooses_how_the_master_starts_its_daemons(
         assert ("MASTER_FORK_SERVER" in caplog.text and "perhaps" in caplog.text) is warned
 
     _run(test)
+
+
+def test_a_renewed_server_forks_the_next_daemons_and_the_old_one_ends_with_its_last_daemon(tmp_path: Path) -> None:
+    """What a ``restart`` does (after an upgrade the restarted daemons must run the new code)."""
+    layout = _layout(tmp_path)
+
+    async def test() -> None:
+        forks = DaemonForks(layout)
+        try:
+            before = await forks.spawn("collector", layout)
+            await _until("the collector's address", lambda: layout.read_address("collector") is not None)
+            old = forks.server.process
+            assert old is not None
+            forks.renew()
+            # the daemon of the old server runs on: its server stays while it does
+            await asyncio.sleep(0.5)
+            assert old.returncode is None and before.pid > 0 and Path(f"/proc/{before.pid}").exists()
+            layout.clear_address("collector")
+            before.send_signal(signal.SIGTERM)
+            assert await asyncio.wait_for(before.wait(), DEADLINE) == 0
+            after = await forks.spawn("collector", layout)
+            new = forks.server.process
+            assert new is not None and new.pid != old.pid
+            assert int(Path(f"/proc/{after.pid}/stat").read_text().rsplit(")", 1)[1].split()[1]) == new.pid
+            assert await asyncio.wait_for(old.wait(), DEADLINE) == 0  # its last daemon gone, it was ended
+            await _until("the second collector's address", lambda: layout.read_address("collector") is not None)
+            after.send_signal(signal.SIGTERM)
+            assert await asyncio.wait_for(after.wait(), DEADLINE) == 0
+        finally:
+            await forks.close()
+
+    _run(test)

@@ -177,6 +177,11 @@ class ForkServer:
     def running(self) -> bool:
         return self.sock is not None
 
+    @property
+    def has_children(self) -> bool:
+        """Whether a child it forked has not been seen to end."""
+        return bool(self._children)
+
     async def server_pid(self) -> int:
         """The server's pid (the parent of every child it forks), the server started if need be."""
         async with self._lock:

@@ -318,6 +318,8 @@ class MasterService:
 
     async def _restart(self, message: DaemonCommand) -> Ok:
         children = self._named(message.daemons)
+        if self.forks is not None:  # the restarted daemons run the code installed now
+            self.forks.renew()
         return await self._answer_soon(self._restart_all(children, message.how), "restart", children)
 
     async def _restart_all(self, children: list[Child], how: How) -> None:

@@ -15,7 +15,9 @@ keep-alive pipe and nothing else of the server's open, its command line in ``ps`
 (``setproctitle``). Its parent is the fork server, whose pid it is given as its master's: when
 the master dies the server ends (its socket closed), and the daemons go as they always did
 when their parent went. Where the server cannot be started or cannot fork, the daemon is
-started as a program of its own, and the MasterLog says why. ``MASTER_FORK_SERVER = False``
+started as a program of its own, and the MasterLog says why. A ``restart`` command renews the
+server (``DaemonForks.renew``), so that daemons restarted after htcpool was upgraded run the new
+code; the old server stays until the daemons it forked are gone. ``MASTER_FORK_SERVER = False``
 (htcpool's own knob, like ``STARTER_FORK_SERVER``) always starts programs.
 
 ``end_orphans``: a master that starts finds the pid files its predecessor left. A daemon they
@@ -187,10 +189,25 @@ class DaemonForks:
     ``Spawn``. The server is started at the first daemon's start and ended by ``close``."""
 
     def __init__(self, layout: PoolLayout) -> None:
-        self.server = ForkServer(_environment(layout), kind="daemon")
+        self._environment = _environment(layout)
+        self.server = ForkServer(self._environment, kind="daemon")
+        self._retired: list[ForkServer] = []  # servers renewed away whose daemons still run
+
+    def renew(self) -> None:
+        """Daemons started from now on come from a new server, which imports the modules afresh: a
+        restart after htcpool was upgraded runs the new code, as a restarted program would. The
+        old server stays as long as daemons it forked run (they go when it goes)."""
+        self._retired.append(self.server)
+        self.server = ForkServer(self._environment, kind="daemon")
+
+    async def _close_idle_retired(self) -> None:
+        for server in [s for s in self._retired if not s.has_children]:
+            self._retired.remove(server)
+            await server.close()
 
     async def spawn(self, name: str, layout: PoolLayout, entry: DaemonEntry | None = None) -> DaemonProcess:
         entry = entry or DaemonEntry(name, name)
+        await self._close_idle_retired()
         try:
             parent = await self.server.server_pid()
         except OSError as e:
@@ -214,8 +231,10 @@ class DaemonForks:
         return DaemonProcess(child, read_end)
 
     async def close(self) -> None:
-        """End the server (once its daemons have ended: they go when it goes)."""
-        await self.server.close()
+        """End the servers (once their daemons have ended: they go when it goes)."""
+        for server in [*self._retired, self.server]:
+            await server.close()
+        self._retired.clear()
 
 
 async def end_orphans(layout: PoolLayout, grace: float, keep: Callable[[Path], bool] = lambda path: False) -> list[str]:
