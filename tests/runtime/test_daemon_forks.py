@@ -20,6 +20,7 @@ import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
+import psutil
 import pytest
 
 from htcpool.runtime import spawn as spawning
@@ -68,6 +69,14 @@ def _fds_on(pid: int, path: Path) -> set[int]:
     return found
 
 
+def _parent(pid: int) -> int:
+    return psutil.Process(pid).ppid()
+
+
+async def _serving(layout: PoolLayout, what: str = "the collector's address") -> None:
+    await _until(what, lambda: layout.read_address("collector") is not None)
+
+
 def _run(test: Callable[[], Awaitable[None]]) -> None:
     asyncio.run(asyncio.wait_for(test(), 90))
 
@@ -84,10 +93,10 @@ def test_a_forked_collector_runs_as_a_program_would_and_its_ends_reach_the_maste
             beats: list[float] = []
             first.keepalives(beats.append)
             # it serves, and its first keep-alive comes up its pipe (descriptor 3, named in its environment)
-            await _until("the collector's address", lambda: layout.read_address("collector") is not None)
+            await _serving(layout)
             await _until("a keep-alive", lambda: bool(beats))
             proc = Path(f"/proc/{first.pid}")
-            assert int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1]) == server.pid
+            assert _parent(first.pid) == server.pid
             assert (proc / "cmdline").read_bytes().rstrip(b"\0").decode() == \
                 f"{sys.executable} -m htcpool.runtime.services collector --local-dir {layout.root}"
             # nothing of the server's left open in the daemon: not its socket to the master, nor the
@@ -100,8 +109,9 @@ def test_a_forked_collector_runs_as_a_program_would_and_its_ends_reach_the_maste
             first.send_signal(signal.SIGTERM)
             assert await asyncio.wait_for(first.wait(), DEADLINE) == 0
             # a second one, killed: its status says so
+            layout.clear_address("collector")
             second = await forks.spawn("collector", layout)
-            await _until("the second collector's address", lambda: layout.read_address("collector") is not None)
+            await _serving(layout, "the second collector's address")
             second.kill()
             assert await asyncio.wait_for(second.wait(), DEADLINE) == -signal.SIGKILL
         finally:
@@ -116,7 +126,7 @@ def test_when_the_server_ends_its_daemons_end_and_their_ends_are_still_seen(tmp_
     async def test() -> None:
         forks = DaemonForks(layout)
         daemon = await forks.spawn("collector", layout)
-        await _until("the collector's address", lambda: layout.read_address("collector") is not None)
+        await _serving(layout)
         await forks.close()  # as when the master dies: the server's socket closes, the server exits
         assert await asyncio.wait_for(daemon.wait(), DEADLINE) == 255  # from its pidfd: status unknown
 
@@ -137,8 +147,8 @@ def test_a_server_that_cannot_start_leaves_the_daemon_started_as_a_program(
         daemon = await forks.spawn("collector", layout)
         try:
             assert isinstance(daemon, DaemonProcess) and isinstance(daemon.process, asyncio.subprocess.Process)
-            assert int(Path(f"/proc/{daemon.pid}/stat").read_text().rsplit(")", 1)[1].split()[1]) == os.getpid()
-            await _until("the collector's address", lambda: layout.read_address("collector") is not None)
+            assert _parent(daemon.pid) == os.getpid()
+            await _serving(layout)
         finally:
             daemon.send_signal(signal.SIGQUIT)
             assert await asyncio.wait_for(daemon.wait(), DEADLINE) == 0
@@ -203,7 +213,7 @@ def test_a_renewed_server_forks_the_next_daemons_and_the_old_one_ends_with_its_l
         forks = DaemonForks(layout)
         try:
             before = await forks.spawn("collector", layout)
-            await _until("the collector's address", lambda: layout.read_address("collector") is not None)
+            await _serving(layout)
             old = forks.server.process
             assert old is not None
             forks.renew()
@@ -216,9 +226,9 @@ def test_a_renewed_server_forks_the_next_daemons_and_the_old_one_ends_with_its_l
             after = await forks.spawn("collector", layout)
             new = forks.server.process
             assert new is not None and new.pid != old.pid
-            assert int(Path(f"/proc/{after.pid}/stat").read_text().rsplit(")", 1)[1].split()[1]) == new.pid
+            assert _parent(after.pid) == new.pid
             assert await asyncio.wait_for(old.wait(), DEADLINE) == 0  # its last daemon gone, it was ended
-            await _until("the second collector's address", lambda: layout.read_address("collector") is not None)
+            await _serving(layout, "the second collector's address")
             after.send_signal(signal.SIGTERM)
             assert await asyncio.wait_for(after.wait(), DEADLINE) == 0
         finally:

@@ -195,21 +195,9 @@ class ForkServer:
         """A daemon, as ``python -m htcpool.runtime.services ARGV`` in ``environment`` would run, its
         process titled ``title``; ``fds`` are its stdin, stdout, stderr and keep-alive pipe (sent
         to the server; the caller keeps and closes its own). OSError when none can be forked."""
-        loop = asyncio.get_running_loop()
         payload = json.dumps({"argv": argv, "env": dict(environment), "title": title})
         async with self._lock:
-            if self.sock is None:
-                await self._start()
-            assert self.sock is not None
-            self._serial += 1
-            key = str(self._serial)
-            answer: asyncio.Future[tuple[int, int]] = loop.create_future()
-            self._answers[key] = answer
-            try:
-                await _send_fds(self.sock, f"D {key} {payload}".encode(), fds)
-            except OSError:
-                self._answers.pop(key, None)
-                raise
+            answer = await self._ask("D", fds, payload)
         pid, pidfd = await answer
         child = ForkedChild(pid, pidfd)
         self._adopt(child)
@@ -262,31 +250,21 @@ class ForkServer:
 
     async def _fork(self, stderr_path: str | None, first: bytes) -> ForkedStarter:
         """A new starter whose stdin begins with ``first`` (module docstring)."""
-        loop = asyncio.get_running_loop()
         async with self._lock:
-            if self.sock is None:
-                await self._start()
-            assert self.sock is not None
             in_r, in_w = os.pipe()
             out_r, out_w = os.pipe()
             rest = _prefill(in_w, first)
             err = os.open(stderr_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644) if stderr_path \
                 else os.open(os.devnull, os.O_WRONLY)
-            self._serial += 1
-            key = str(self._serial)
-            answer: asyncio.Future[tuple[int, int]] = loop.create_future()
-            self._answers[key] = answer
             try:
-                await _send_fds(self.sock, f"S {key}".encode(), [in_r, out_w, err])
+                answer = await self._ask("S", [in_r, out_w, err])
             except OSError:
-                self._answers.pop(key, None)
-                for fd in (in_r, in_w, out_r, out_w, err):
+                for fd in (in_w, out_r):
                     os.close(fd)
                 raise
             finally:
-                for fd in (in_r, out_w, err):
-                    with contextlib.suppress(OSError):
-                        os.close(fd)
+                for fd in (in_r, out_w, err):  # the child's ends: sent (the server has copies) or not
+                    os.close(fd)
         try:
             pid, pidfd = await answer
         except OSError:
@@ -294,6 +272,24 @@ class ForkServer:
             os.close(out_r)
             raise
         return await self._wrap(pid, pidfd, in_w, out_r, rest)
+
+    async def _ask(self, kind: str, fds: list[int], payload: str = "") -> asyncio.Future[tuple[int, int]]:
+        """Send one request, ``<kind> <serial> [<payload>]`` with ``fds``, the server started first if
+        need be; the future of its answer, ``(pid, pidfd)``. Called with the lock held, so that
+        requests go out one at a time."""
+        if self.sock is None:
+            await self._start()
+        assert self.sock is not None
+        self._serial += 1
+        key = str(self._serial)
+        answer: asyncio.Future[tuple[int, int]] = asyncio.get_running_loop().create_future()
+        self._answers[key] = answer
+        try:
+            await _send_fds(self.sock, " ".join([kind, key, payload] if payload else [kind, key]).encode(), fds)
+        except OSError:
+            self._answers.pop(key, None)
+            raise
+        return answer
 
     async def _wrap(self, pid: int, pidfd: int, in_w: int, out_r: int, rest: bytes) -> ForkedStarter:
         loop = asyncio.get_running_loop()
